@@ -1,0 +1,1 @@
+"""Agents, the runner, metrics, results and the toolgym CLI."""

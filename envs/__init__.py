@@ -1,0 +1,1 @@
+"""Environments: one package per domain. See envs/README.md for the contract."""

@@ -1,0 +1,1 @@
+"""Rubric criteria, grading with evidence, tasks and meta-evaluation."""

@@ -1,0 +1,119 @@
+"""Tool dispatch: validate, execute atomically on the episode's world, record.
+
+Every call is one event in the record, whatever happens. Mutating calls run inside a SAVEPOINT: if the
+tool refuses (DomainError) or crashes, everything it wrote is rolled back before the error is returned,
+so a refused action never leaves a partial write. Read-only calls skip the savepoint and the change-log
+read (they are the hot path of most episodes); a read-only tool that writes anyway is a kit bug and is
+reported as an internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from pydantic import ValidationError
+
+from servers.episodes import Episode
+from servers.record import CallError, ToolCallEvent
+from servers.tools import DomainError, ToolContext
+
+__all__ = ["call_tool", "MAX_ARGUMENT_BYTES", "format_validation_error"]
+
+log = logging.getLogger("toolgym.dispatch")
+
+MAX_ARGUMENT_BYTES = 64 * 1024
+"""Arguments larger than this (as JSON) are refused before validation; no tool needs more."""
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """One readable line per problem: ``field: message`` (rejected values are not echoed back in full)."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown argument"
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts)
+
+
+async def call_tool(episode: Episode, name: str, arguments: dict[str, Any] | None) -> ToolCallEvent:
+    """Run one tool call of ``episode`` and return its recorded event (already appended to the record)."""
+    started = time.perf_counter()
+    started_ms = episode.elapsed_ms()
+    episode.last_used = time.monotonic()
+    seq = episode.seq + 1
+    raw_args: dict[str, Any] = dict(arguments or {})
+    spec = episode.environment.tool_specs.get(name)
+
+    def finish(result: Any = None, error: CallError | None = None, changes: list[Any] | None = None) -> ToolCallEvent:
+        event = ToolCallEvent(
+            seq=seq,
+            tool=name,
+            arguments=raw_args,
+            result=result,
+            error=error,
+            started_ms=round(started_ms, 3),
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            changes=changes or [],
+        )
+        episode.append(event)
+        return event
+
+    if spec is None:
+        known = ", ".join(sorted(episode.environment.tool_specs))
+        return finish(error=CallError(error_class="unknown_tool", code="unknown_tool", message=f"no tool named {name!r}; tools: {known}"))
+    try:
+        size = len(json.dumps(raw_args, default=str))
+    except (TypeError, ValueError):
+        size = MAX_ARGUMENT_BYTES + 1
+    if size > MAX_ARGUMENT_BYTES:
+        return finish(
+            error=CallError(
+                error_class="invalid_arguments",
+                code="payload_too_large",
+                message=f"arguments are {size} bytes; the limit is {MAX_ARGUMENT_BYTES}",
+            )
+        )
+    try:
+        validated = spec.arguments.model_validate(raw_args)
+    except ValidationError as exc:
+        return finish(error=CallError(error_class="invalid_arguments", code="invalid_arguments", message=format_validation_error(exc)))
+
+    world = episode.world
+    ctx = ToolContext(world=world, episode_id=episode.id, call_seq=seq)
+    kwargs = {field: getattr(validated, field) for field in spec.parameter_names}
+    conn = world.conn
+    if not spec.mark.mutates:
+        before = conn.total_changes
+        try:
+            value = await spec.fn(ctx, **kwargs)
+            result = spec.dump_result(value)
+        except DomainError as exc:
+            return finish(error=CallError(error_class="refused", code=exc.code, message=exc.message))
+        except Exception as exc:  # a kit bug: recorded as internal, never blamed on the agent
+            log.exception("tool %s crashed", name)
+            return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
+        if conn.total_changes != before:
+            return finish(error=CallError(error_class="internal", code="internal_error", message=f"read-only tool {name!r} wrote to the world"))
+        return finish(result=result)
+
+    mark = world.change_mark()
+    conn.execute("SAVEPOINT tg_call")
+    try:
+        value = await spec.fn(ctx, **kwargs)
+        result = spec.dump_result(value)
+    except DomainError as exc:
+        conn.execute("ROLLBACK TO tg_call")
+        conn.execute("RELEASE tg_call")
+        return finish(error=CallError(error_class="refused", code=exc.code, message=exc.message))
+    except Exception as exc:
+        conn.execute("ROLLBACK TO tg_call")
+        conn.execute("RELEASE tg_call")
+        log.exception("tool %s crashed", name)
+        return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
+    conn.execute("RELEASE tg_call")
+    return finish(result=result, changes=world.changes_since(mark))

@@ -1,0 +1,118 @@
+"""An environment, declared: its fixture, its tools, its resources and where its task templates live.
+
+Each ``envs/<name>/__init__.py`` exposes ``environment = Environment(...)``. Tool specs (the expensive
+pydantic part) are built on first use and then shared by every episode of the process.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fixtures.errors import TaskError
+from fixtures.fixture import Fixture
+from servers.tools import ToolFn, ToolSpec, build_tool_spec
+
+if TYPE_CHECKING:
+    from fixtures.world import World
+    from graders.tasks import TaskInstance, TaskTemplate
+
+__all__ = ["Environment", "ResourceSpec"]
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """A read-only document the agent may read over MCP (e.g. the policy)."""
+
+    uri: str
+    name: str
+    description: str
+    path: Path
+    mime_type: str = "text/markdown"
+
+    def read(self) -> str:
+        """The document's text."""
+        return self.path.read_text(encoding="utf-8")
+
+
+@dataclass(eq=False)
+class Environment:
+    """One domain: a fixture, typed tools acting on its worlds, resources, and task templates."""
+
+    name: str
+    description: str
+    fixture: Fixture
+    tools: Sequence[ToolFn]
+    resources: Sequence[ResourceSpec] = ()
+    tasks_module: str | None = None
+    """Dotted module whose ``TEMPLATES`` list holds the task templates; imported only when needed."""
+    instructions: str = ""
+    """Server instructions shown to MCP clients (how to use this environment)."""
+    task_fixture_seed: int = 0
+    """Fixture seed every task episode is cloned from; the task seed then drives the task's own rng."""
+    version: str = "1"
+    _templates: dict[str, TaskTemplate] | None = field(default=None, repr=False)
+
+    @cached_property
+    def tool_specs(self) -> dict[str, ToolSpec]:
+        """Specs of every tool by name, built once per process."""
+        specs: dict[str, ToolSpec] = {}
+        for fn in self.tools:
+            spec = build_tool_spec(fn)
+            if spec.name in specs:
+                raise TypeError(f"environment {self.name!r}: two tools are named {spec.name!r}")
+            specs[spec.name] = spec
+        return specs
+
+    @property
+    def answer_tools(self) -> list[str]:
+        """Names of the tools through which the agent gives its answer."""
+        return [s.name for s in self.tool_specs.values() if s.mark.answer]
+
+    def resource(self, uri: str) -> ResourceSpec | None:
+        """The resource with ``uri``, if any."""
+        return next((r for r in self.resources if r.uri == uri), None)
+
+    def task_templates(self) -> dict[str, TaskTemplate]:
+        """Every task template of the environment by id (imports the tasks module on first call)."""
+        if self._templates is None:
+            templates: dict[str, Any] = {}
+            if self.tasks_module:
+                module = importlib.import_module(self.tasks_module)
+                for template in getattr(module, "TEMPLATES", []):
+                    if template.id in templates:
+                        raise TaskError(f"environment {self.name!r}: duplicate task template id {template.id!r}")
+                    templates[template.id] = template
+            self._templates = templates
+        return self._templates
+
+    def task_template(self, template_id: str) -> TaskTemplate:
+        """The template with ``template_id``.
+
+        Raises:
+            TaskError: no such template; the message lists a few that exist.
+        """
+        templates = self.task_templates()
+        try:
+            return templates[template_id]
+        except KeyError:
+            known = ", ".join(sorted(templates)[:8]) or "none"
+            raise TaskError(
+                f"environment {self.name!r} has no task template {template_id!r} (known: {known}"
+                f"{', ...' if len(templates) > 8 else ''}); `toolgym tasks {self.name}` lists them"
+            ) from None
+
+    def new_world(self, seed: int) -> World:
+        """A fresh world for free play on fixture seed ``seed``."""
+        return self.fixture.world(seed)
+
+    def instantiate_task(self, template_id: str, seed: int) -> tuple[World, TaskInstance]:
+        """A fresh world with the task's setup applied, and the task instance (prompt, oracle, rubric...)."""
+        template = self.task_template(template_id)
+        world = self.fixture.world(self.task_fixture_seed)
+        instance = template.instantiate(world, seed)
+        return world, instance

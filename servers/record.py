@@ -1,0 +1,202 @@
+"""The record: everything an episode did, as events, in memory and optionally as JSONL on disk.
+
+A record file is one JSON object per line: an ``episode`` header, then ``tool_call`` (and, from runners,
+``message``) events, then a ``closed`` footer. ``schema_version`` in the header lets readers refuse files
+they do not understand. The rows each call changed travel with the call, so a saved record is enough to
+rebuild the episode's end state offline and re-grade it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from fixtures.changes import LoggedChange
+from fixtures.errors import RecordError
+
+__all__ = [
+    "RECORD_SCHEMA_VERSION",
+    "ErrorClass",
+    "CallError",
+    "ToolCallEvent",
+    "MessageEvent",
+    "EpisodeHeader",
+    "ClosedEvent",
+    "Record",
+    "RecordWriter",
+    "read_record",
+]
+
+RECORD_SCHEMA_VERSION = 1
+
+ErrorClass = Literal["invalid_arguments", "refused", "unknown_tool", "internal"]
+"""invalid_arguments / refused / unknown_tool are the agent's errors; internal is the kit's (never scored)."""
+
+
+class CallError(BaseModel):
+    """Why a tool call did not succeed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    error_class: ErrorClass
+    code: str
+    """Stable code: the DomainError code, ``invalid_arguments``, ``unknown_tool`` or ``internal_error``."""
+    message: str
+
+
+class ToolCallEvent(BaseModel):
+    """One tool call as it reached the world."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["tool_call"] = "tool_call"
+    seq: int
+    """1-based position among this episode's tool calls."""
+    tool: str
+    arguments: dict[str, Any]
+    """The arguments exactly as the client sent them (before validation)."""
+    result: Any = None
+    """Structured result of a successful call."""
+    error: CallError | None = None
+    started_ms: float
+    """Milliseconds since the episode was created (machine time, for latency analysis only)."""
+    duration_ms: float
+    changes: list[LoggedChange] = Field(default_factory=list)
+    """Every row write the call made, in order, with before/after values."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return self.error is None
+
+
+class MessageEvent(BaseModel):
+    """A message of the agent's conversation (added by runners that own the agent)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["message"] = "message"
+    role: str
+    content: Any = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    usage: dict[str, int] | None = None
+
+
+class EpisodeHeader(BaseModel):
+    """What the episode was: first line of a record file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["episode"] = "episode"
+    schema_version: int = RECORD_SCHEMA_VERSION
+    episode_id: str
+    env: str
+    fixture_version: str
+    task: str | None
+    seed: int
+    fixture_seed: int
+    start_hash: str
+    """Canonical hash of the world when the agent got it (after task setup)."""
+    prompt: str | None = None
+    clock: str
+    """The world's frozen "now" (ISO 8601)."""
+
+
+class ClosedEvent(BaseModel):
+    """Last line of a complete record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["closed"] = "closed"
+    end_hash: str
+    tool_calls: int
+    reason: str = "closed"
+
+
+Event = Annotated[ToolCallEvent | MessageEvent | ClosedEvent, Field(discriminator="type")]
+_event_adapter: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+class Record(BaseModel):
+    """An episode's header and events (the in-memory form of a record file)."""
+
+    header: EpisodeHeader
+    events: list[ToolCallEvent | MessageEvent | ClosedEvent] = Field(default_factory=list)
+
+    @property
+    def tool_calls(self) -> list[ToolCallEvent]:
+        """The tool-call events in order."""
+        return [e for e in self.events if isinstance(e, ToolCallEvent)]
+
+    @property
+    def closed(self) -> ClosedEvent | None:
+        """The footer, when the episode was closed."""
+        return next((e for e in reversed(self.events) if isinstance(e, ClosedEvent)), None)
+
+    def to_jsonl(self) -> str:
+        """The record as JSONL text."""
+        lines = [self.header.model_dump_json()] + [e.model_dump_json() for e in self.events]
+        return "\n".join(lines) + "\n"
+
+
+class RecordWriter:
+    """Appends a record's lines to a file as they happen (flushed per line, so a crash loses nothing written)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = path.open("w", encoding="utf-8")
+
+    def write(self, item: BaseModel) -> None:
+        """Append one header or event line."""
+        if self._file is None:
+            return
+        self._file.write(item.model_dump_json() + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file; idempotent."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_record(path: Path | str, *, expect_env: str | None = None, require_closed: bool = False) -> Record:
+    """Read a JSONL record file back.
+
+    Raises:
+        RecordError: the file is missing, empty, not JSONL, from a newer schema, from another environment
+            (when ``expect_env`` is given), or truncated (no ``closed`` line when ``require_closed``).
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise RecordError(f"cannot read record {path}: {exc.strerror or exc}") from exc
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        raise RecordError(f"record {path} is empty")
+    try:
+        header = EpisodeHeader.model_validate_json(lines[0])
+    except ValidationError as exc:
+        raise RecordError(f"record {path}: line 1 is not an episode header: {exc.errors()[0]['msg']}") from exc
+    if header.schema_version > RECORD_SCHEMA_VERSION:
+        raise RecordError(
+            f"record {path} has schema_version {header.schema_version}; this toolgym reads up to {RECORD_SCHEMA_VERSION}"
+        )
+    if expect_env is not None and header.env != expect_env:
+        raise RecordError(f"record {path} is from environment {header.env!r}, not {expect_env!r}")
+    events = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            events.append(_event_adapter.validate_json(line))
+        except (ValidationError, json.JSONDecodeError) as exc:
+            raise RecordError(f"record {path}: line {number} is not a valid event (truncated file?)") from exc
+    record = Record(header=header, events=events)
+    if require_closed and record.closed is None:
+        raise RecordError(f"record {path} has no 'closed' line: the episode was not closed (truncated file?)")
+    return record

@@ -1,0 +1,160 @@
+"""Declaring tools: typed async functions marked with ``@tool``, turned into specs once per environment.
+
+A tool is ``async def name(ctx: ToolContext, arg: T, ...) -> R``. Its name comes from the function, its
+description from the docstring (written for the agent, who reads it), its input schema from the type hints
+of every parameter after ``ctx`` (pydantic ``Field``/``Annotated`` constraints included) and its output
+schema from the return type. Nothing is hand-written JSON, so schemas cannot drift from the code.
+
+A tool refuses an action by raising :class:`DomainError` with a code; the dispatcher rolls back whatever
+the call wrote, so a refused action never leaves a partial write behind.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
+from pydantic.fields import FieldInfo
+
+from fixtures.world import FrozenClock, World
+
+__all__ = ["tool", "ToolSpec", "ToolContext", "DomainError", "build_tool_spec", "ToolMark"]
+
+ToolFn = Callable[..., Awaitable[Any]]
+F = TypeVar("F", bound=ToolFn)
+
+
+class DomainError(Exception):
+    """A business rule refused the action (e.g. insufficient funds); shown to the agent with its code.
+
+    Args:
+        code: a stable snake_case code graders and agents can match on, e.g. ``"insufficient_funds"``.
+        message: one sentence for the agent saying what was refused and why.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class ToolContext:
+    """What a tool body can reach: its episode's world and clock, nothing else."""
+
+    world: World
+    episode_id: str
+    call_seq: int = 0
+
+    @property
+    def clock(self) -> FrozenClock:
+        """The world's frozen clock."""
+        return self.world.clock
+
+
+@dataclass(frozen=True)
+class ToolMark:
+    """What ``@tool`` attaches to a function; read by :func:`build_tool_spec`."""
+
+    mutates: bool
+    destructive: bool
+    answer: bool
+    title: str | None
+
+
+def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = False, title: str | None = None) -> Callable[[F], F]:
+    """Mark an async function as a tool of an environment.
+
+    Args:
+        mutates: the tool may write to the world (readOnlyHint is its negation).
+        destructive: its writes can destroy or move value irreversibly (destructiveHint).
+        answer: this is the environment's answer tool; graders read the agent's answer from its calls.
+        title: a human-readable title for clients that show one.
+    """
+
+    def mark(fn: F) -> F:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"tool {fn.__name__!r} must be 'async def' (tools run on the event loop)")
+        fn.__toolgym_tool__ = ToolMark(mutates=mutates, destructive=destructive, answer=answer, title=title)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool with its schemas built: what the MCP layer lists and the dispatcher validates against."""
+
+    name: str
+    description: str
+    fn: ToolFn
+    arguments: type[BaseModel]
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    wraps_result: bool
+    """True when the return type is not a model and is wrapped as ``{"result": value}``."""
+    result_adapter: TypeAdapter[Any]
+    mark: ToolMark
+    parameter_names: tuple[str, ...] = field(default=())
+
+    def dump_result(self, value: Any) -> dict[str, Any]:
+        """The structured content for a return value (JSON-compatible dict)."""
+        dumped = self.result_adapter.dump_python(value, mode="json")
+        return {"result": dumped} if self.wraps_result else dumped
+
+
+def build_tool_spec(fn: ToolFn) -> ToolSpec:
+    """Build the spec of one ``@tool`` function (pydantic schema generation: do this once per process).
+
+    Raises:
+        TypeError: the function is not marked, lacks a ``ctx`` first parameter, or has an unannotated one.
+    """
+    mark: ToolMark | None = getattr(fn, "__toolgym_tool__", None)
+    if mark is None:
+        raise TypeError(f"{fn.__qualname__} is not marked with @tool")
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params = list(inspect.signature(fn).parameters.values())
+    if not params or params[0].name != "ctx":
+        raise TypeError(f"tool {fn.__name__!r}: first parameter must be 'ctx: ToolContext'")
+    fields: dict[str, Any] = {}
+    for param in params[1:]:
+        if param.name not in hints:
+            raise TypeError(f"tool {fn.__name__!r}: parameter {param.name!r} needs a type annotation")
+        default = param.default if param.default is not inspect.Parameter.empty else ...
+        if isinstance(default, FieldInfo):
+            fields[param.name] = (hints[param.name], default)
+        else:
+            fields[param.name] = (hints[param.name], default)
+    arguments = create_model(
+        f"{fn.__name__}_arguments",
+        __config__=ConfigDict(extra="forbid", str_strip_whitespace=False),
+        **fields,
+    )
+    returns = hints.get("return", Any)
+    wraps = not (inspect.isclass(returns) and issubclass(returns, BaseModel))
+    adapter: TypeAdapter[Any] = TypeAdapter(returns)
+    if wraps:
+        output_schema = {"type": "object", "properties": {"result": adapter.json_schema()}, "required": ["result"]}
+    else:
+        output_schema = adapter.json_schema()
+    input_schema = arguments.model_json_schema()
+    input_schema.pop("title", None)
+    description = inspect.cleandoc(fn.__doc__ or "").strip()
+    if not description:
+        raise TypeError(f"tool {fn.__name__!r} needs a docstring: it is the description the agent reads")
+    return ToolSpec(
+        name=fn.__name__,
+        description=description,
+        fn=fn,
+        arguments=arguments,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        wraps_result=wraps,
+        result_adapter=adapter,
+        mark=mark,
+        parameter_names=tuple(p.name for p in params[1:]),
+    )
