@@ -1,6 +1,69 @@
-"""The toolgym command line (placeholder until the CLI lands)."""
+"""The ``toolgym`` command line: argparse subcommands, one module each under ``clients/commands/``.
+
+A command module defines ``NAME``, ``HELP`` (one line), ``DESCRIPTION``, ``add_arguments(parser)`` and
+``run(args) -> int``. To add a command, write the module and add its name to :data:`COMMANDS`; nothing
+else changes. Commands stay thin: parse, call the library, print. A ``ToolgymError`` escaping a command
+(unknown environment, task, episode...) is printed as one line with exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from fixtures.errors import ToolgymError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS: list[str] = [
+    "serve",
+    "envs",
+    "run",
+    "grade",
+    "export",
+    "tasks",
+    "check",
+]
+"""Modules of ``clients.commands``, in the order ``toolgym --help`` lists them."""
 
 
-def main() -> None:
-    """Entry point of the ``toolgym`` console script."""
-    raise SystemExit("toolgym: CLI not built yet")
+def _command_modules() -> list[ModuleType]:
+    return [importlib.import_module(f"clients.commands.{name}") for name in COMMANDS]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``toolgym`` parser, every command registered."""
+    parser = argparse.ArgumentParser(
+        prog="toolgym",
+        description="RL and evaluation environments for LLM agents, served over MCP.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _command_modules():
+        command = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION)
+        module.add_arguments(command)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``toolgym`` console script; exits with the command's status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        raise SystemExit(2)
+    try:
+        status = args.run(args)
+    except ToolgymError as exc:
+        print(f"toolgym {args.command}: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    raise SystemExit(status)
+
+
+if __name__ == "__main__":
+    main()

@@ -41,7 +41,15 @@ def format_validation_error(exc: ValidationError) -> str:
 
 
 async def call_tool(episode: Episode, name: str, arguments: dict[str, Any] | None) -> ToolCallEvent:
-    """Run one tool call of ``episode`` and return its recorded event (already appended to the record)."""
+    """Run one tool call of ``episode`` and return its recorded event (already appended to the record).
+
+    Calls of one episode run one at a time (its lock), so the record's order is the world's order.
+    """
+    async with episode.lock:
+        return await _call_tool(episode, name, arguments)
+
+
+async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | None) -> ToolCallEvent:
     started = time.perf_counter()
     started_ms = episode.elapsed_ms()
     episode.last_used = time.monotonic()

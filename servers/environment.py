@@ -87,8 +87,41 @@ class Environment:
                     if template.id in templates:
                         raise TaskError(f"environment {self.name!r}: duplicate task template id {template.id!r}")
                     templates[template.id] = template
+            for template in templates.values():
+                check = getattr(template, "check_environment", None)
+                if check is not None:
+                    check(self)  # e.g. graders.tasks.TaskTemplate: its declared tools must exist here
             self._templates = templates
         return self._templates
+
+    def with_templates(self, templates: Sequence[TaskTemplate], *, name: str | None = None) -> Environment:
+        """A copy of this environment whose task templates are exactly ``templates`` (tests, experiments).
+
+        Raises:
+            TaskError: two templates share an id, or one fails its check against this environment.
+        """
+        by_id: dict[str, Any] = {}
+        for template in templates:
+            if template.id in by_id:
+                raise TaskError(f"environment {self.name!r}: duplicate task template id {template.id!r}")
+            by_id[template.id] = template
+        copy = Environment(
+            name=name or self.name,
+            description=self.description,
+            fixture=self.fixture,
+            tools=self.tools,
+            resources=self.resources,
+            tasks_module=None,
+            instructions=self.instructions,
+            task_fixture_seed=self.task_fixture_seed,
+            version=self.version,
+        )
+        for template in by_id.values():
+            check = getattr(template, "check_environment", None)
+            if check is not None:
+                check(copy)
+        copy._templates = by_id
+        return copy
 
     def task_template(self, template_id: str) -> TaskTemplate:
         """The template with ``template_id``.

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+
 from fixtures.errors import EpisodeLimitReached, EpisodeNotFound
 from fixtures.world import World
 from servers.environment import Environment
@@ -44,14 +46,19 @@ class Episode:
     last_used: float = field(default_factory=time.monotonic)
     closed_at: float | None = None
     released: bool = False
+    _tool_calls: int = field(default=0, repr=False)
+    lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False)
+    """Serialises tool calls of this episode, so concurrent calls never interleave inside one savepoint."""
 
     @property
     def seq(self) -> int:
         """Number of tool calls recorded so far."""
-        return sum(1 for e in self.record.events if isinstance(e, ToolCallEvent))
+        return self._tool_calls
 
     def append(self, event: ToolCallEvent | MessageEvent) -> None:
         """Add an event to the record (and the JSONL file when one is open)."""
+        if isinstance(event, ToolCallEvent):
+            self._tool_calls += 1
         self.record.events.append(event)
         if self.writer is not None:
             self.writer.write(event)

@@ -1,0 +1,133 @@
+"""The external agent: a command we do not control, pointed at the episode's MCP URL.
+
+``cmd:COMMAND ARGS...`` is split like a shell command line, then each word has its placeholders replaced
+(so a prompt with spaces stays one argument): ``{mcp_url}``, ``{mcp_config}`` (path of a generated
+Claude-style MCP config file), ``{prompt}``, ``{prompt_file}`` and ``{episode_id}``. The command also gets
+``TOOLGYM_MCP_URL``, ``TOOLGYM_EPISODE_ID`` and ``TOOLGYM_PROMPT_FILE`` in its environment. It runs in its
+own process group with the episode's time limit; on timeout the whole group is killed. Its output goes to
+``logs/<episode>.log`` in the run folder. Grading reads only the server-side record (decision 5), so an
+external agent is graded exactly like ours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from clients.agents.base import AgentResult, AgentSession
+from clients.errors import AgentSpecError
+
+__all__ = ["ExternalAgent", "PLACEHOLDERS"]
+
+PLACEHOLDERS = ("{mcp_url}", "{mcp_config}", "{prompt}", "{prompt_file}", "{episode_id}")
+
+_KILL_GRACE = 3.0
+"""Seconds between SIGTERM and SIGKILL of a timed-out command's process group."""
+
+
+def _kill_group(process: anyio.abc.Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def _force_kill_group(process: anyio.abc.Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class ExternalAgent:
+    """Runs ``command`` once per episode against the episode's HTTP MCP endpoint.
+
+    Args:
+        command: the command line (placeholders allowed).
+        log_dir: where each episode's stdout+stderr goes (``<episode>.log``); discarded when None.
+    """
+
+    transport: Literal["http"] = "http"
+    needs_instance = False
+    needs_tools = False
+
+    def __init__(self, command: str, *, log_dir: Path | None = None) -> None:
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            raise AgentSpecError(f"cmd: cannot split the command line {command!r}: {exc}") from None
+        if not words:
+            raise AgentSpecError("cmd: needs a command, e.g. --agent 'cmd:my-agent --mcp {mcp_url} {prompt}'")
+        if shutil.which(words[0]) is None and not Path(words[0]).is_file():
+            raise AgentSpecError(f"cmd: {words[0]!r} is not an executable on PATH or a file")
+        self.spec = f"cmd:{command}"
+        self.command = command
+        self.words = words
+        self.log_dir = log_dir
+
+    def render(self, session: AgentSession, mcp_config: Path, prompt_file: Path) -> list[str]:
+        """The argv for one episode, placeholders replaced word by word."""
+        values = {
+            "{mcp_url}": session.mcp_url or "",
+            "{mcp_config}": str(mcp_config),
+            "{prompt}": session.prompt,
+            "{prompt_file}": str(prompt_file),
+            "{episode_id}": session.episode_id,
+        }
+        argv = []
+        for word in self.words:
+            for placeholder, value in values.items():
+                word = word.replace(placeholder, value)
+            argv.append(word)
+        return argv
+
+    async def run(self, session: AgentSession) -> AgentResult:
+        """Run the command to completion or until the episode's time limit, then report its exit."""
+        if session.mcp_url is None:
+            raise RuntimeError("the external agent needs the episode served over HTTP (session.mcp_url)")
+        with tempfile.TemporaryDirectory(prefix="toolgym-agent-") as tmp:
+            work = Path(tmp)
+            mcp_config = work / "mcp.json"
+            mcp_config.write_text(json.dumps({"mcpServers": {"toolgym": {"type": "http", "url": session.mcp_url}}}, indent=2))
+            prompt_file = work / "prompt.txt"
+            prompt_file.write_text(session.prompt, encoding="utf-8")
+            argv = self.render(session, mcp_config, prompt_file)
+            env = dict(os.environ)
+            env.update(TOOLGYM_MCP_URL=session.mcp_url, TOOLGYM_EPISODE_ID=session.episode_id, TOOLGYM_PROMPT_FILE=str(prompt_file))
+            if self.log_dir is not None:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                log_path = self.log_dir / f"{session.name or session.episode_id}.log"
+            else:
+                log_path = work / "agent.log"
+            with log_path.open("wb") as log:
+                process = await anyio.open_process(
+                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                )
+                try:
+                    with anyio.move_on_after(session.limits.episode_timeout) as scope:
+                        code = await process.wait()
+                    if scope.cancelled_caught:
+                        return AgentResult(stop_reason="timeout", detail=f"killed after {session.limits.episode_timeout:g}s")
+                    return AgentResult(stop_reason=f"exit:{code}", detail=None if code == 0 else f"see {log_path}")
+                finally:
+                    # Always signal the group: a command may leave children behind after its own exit.
+                    with anyio.CancelScope(shield=True):
+                        _kill_group(process)
+                        if process.returncode is None:
+                            with anyio.move_on_after(_KILL_GRACE):
+                                await process.wait()
+                        if process.returncode is None:
+                            _force_kill_group(process)
+                            await process.wait()
+
+    async def aclose(self) -> None:
+        """Nothing held across episodes."""

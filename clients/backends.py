@@ -1,0 +1,363 @@
+"""Where a run's episodes live: in this process (default) or on a ``toolgym serve`` server over HTTP.
+
+Both backends give the runner the same five steps — create, connect, log a message, finish (close and
+read the record), grade, release — so the runner does not care which one it drives:
+
+- :class:`LocalBackend`: an ``EpisodeManager`` in this process and an in-memory ``mcp.Client`` per episode;
+  records stream to the run folder as they happen, agent messages go straight into them.
+- :class:`HttpBackend`: the control API (``/control/...``) of a running server and an ``mcp.Client`` on the
+  episode's URL. The server keeps the authoritative record; the agent's messages are merged into it after
+  the episode by their position among the tool calls.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from pydantic import BaseModel, ValidationError
+
+from clients.errors import InfrastructureError, RunError
+from fixtures.errors import EpisodeNotFound, GradingError
+from servers.episodes import Episode, EpisodeManager
+from servers.environment import Environment
+from servers.mcp_server import build_mcp_server
+from servers.record import MessageEvent, Record
+
+if TYPE_CHECKING:
+    from graders.tasks import TaskInstance
+
+__all__ = ["Backend", "Connector", "Handle", "LocalBackend", "HttpBackend", "merge_messages", "grade_json"]
+
+
+@dataclass
+class Handle:
+    """One episode as a backend tracks it."""
+
+    name: str
+    """The run's name for the episode (the record file's stem)."""
+    id: str
+    """The episode id on its server (equal to ``name`` in process)."""
+    prompt: str
+    mcp_url: str | None = None
+    instance: TaskInstance | None = None
+    episode: Episode | None = None
+    messages: list[tuple[int, MessageEvent]] = field(default_factory=list)
+
+
+class Connector(Protocol):
+    """Opens MCP clients for the episodes of one worker."""
+
+    def connect(self, handle: Handle) -> AbstractAsyncContextManager[Client]:
+        """A connected ``mcp.Client`` bound to ``handle``'s episode for the duration of the block."""
+        ...
+
+
+class Backend(Protocol):
+    """What the runner needs from wherever episodes live."""
+
+    async def create(self, task: str, seed: int, name: str, *, need_instance: bool) -> Handle:
+        """Open an episode of ``task`` with ``seed``."""
+        ...
+
+    def worker(self) -> AbstractAsyncContextManager[Connector]:
+        """What one runner worker (one task, one episode at a time) connects its episodes with."""
+        ...
+
+    def log(self, handle: Handle, event: MessageEvent, position: int) -> None:
+        """Keep one agent message; ``position`` = tool calls completed when it was logged."""
+        ...
+
+    async def finish(self, handle: Handle, reason: str) -> Record:
+        """Close the episode and return its full record (agent messages included)."""
+        ...
+
+    async def grade(self, handle: Handle) -> dict[str, Any]:
+        """The closed episode's grade as JSON."""
+        ...
+
+    async def release(self, handle: Handle) -> None:
+        """Free the episode's world; idempotent, never raises for a vanished episode."""
+        ...
+
+
+def grade_json(grade: Any) -> dict[str, Any]:
+    """A grade (pydantic model or already JSON) as a plain dict."""
+    if isinstance(grade, BaseModel):
+        return grade.model_dump(mode="json")
+    if isinstance(grade, dict):
+        return grade
+    raise GradingError(f"grader returned {type(grade).__name__}, not a Grade")
+
+
+def merge_messages(record: Record, messages: list[tuple[int, MessageEvent]]) -> Record:
+    """The record with ``messages`` placed after the tool calls that preceded them (stable order)."""
+    if not messages:
+        return record
+    merged: list[Any] = []
+    pending = sorted(enumerate(messages), key=lambda item: (item[1][0], item[0]))
+    index = 0
+    calls = 0
+    footer = [e for e in record.events if e.type == "closed"]
+    for event in record.events:
+        if event.type == "closed":
+            continue
+        while index < len(pending) and pending[index][1][0] <= calls:
+            merged.append(pending[index][1][1])
+            index += 1
+        merged.append(event)
+        if event.type == "tool_call":
+            calls += 1
+    merged.extend(item[1][1] for item in pending[index:])
+    return Record(header=record.header, events=merged + footer)
+
+
+class _LocalConnector:
+    """One in-memory MCP client per worker, re-pointed at each episode the worker runs.
+
+    Why: the SDK client compiles a JSON-schema validator for each tool's output schema the first time a
+    session calls it (~6 ms each) and lists tools to get the schemas; a fresh client per episode paid that
+    on every episode. A worker runs one episode at a time, so its client's resolver simply answers with
+    the worker's current episode — isolation stays by episode, never by client (decision 1). A client
+    whose episode ended in an exception (a timeout included) is replaced before the next episode, so no
+    half-finished request leaks into it.
+    """
+
+    def __init__(self, environment: Environment, stack: AsyncExitStack) -> None:
+        self.environment = environment
+        self.stack = stack
+        self.current: Episode | None = None
+        self._client: Client | None = None
+        self._client_stack: AsyncExitStack | None = None
+        self._broken = False
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, environment: Environment) -> AsyncIterator[_LocalConnector]:
+        async with AsyncExitStack() as stack:
+            connector = cls(environment, stack)
+            try:
+                yield connector
+            finally:
+                await connector._discard()
+
+    def _resolve(self, _ctx: Any) -> Episode:
+        episode = self.current
+        if episode is None or episode.state != "live":
+            raise EpisodeNotFound("this client's episode is over")
+        return episode
+
+    async def _discard(self) -> None:
+        if self._client_stack is not None:
+            stack, self._client_stack, self._client = self._client_stack, None, None
+            await stack.aclose()
+
+    @asynccontextmanager
+    async def connect(self, handle: Handle) -> AsyncIterator[Client]:
+        """The worker's client, bound to ``handle``'s episode for the block.
+
+        Opening and discarding happen here, outside any cancel scope of the block, because the client's
+        task group must be entered and left at the same depth of the worker task's scope stack.
+        """
+        assert handle.episode is not None
+        if self._broken:
+            await self._discard()
+        if self._client is None:
+            stack = AsyncExitStack()
+            self._client = await stack.enter_async_context(Client(build_mcp_server(self.environment, self._resolve)))
+            self._client_stack = stack
+            self._broken = False
+        self.current = handle.episode
+        try:
+            yield self._client
+        except BaseException:
+            self._broken = True
+            raise
+        finally:
+            self.current = None
+
+
+class LocalBackend:
+    """Episodes in this process: an ``EpisodeManager`` plus in-memory MCP clients.
+
+    Args:
+        environment: the environment of the run.
+        records_dir: where each episode's record streams to (``<name>.jsonl``); None keeps records in memory.
+    """
+
+    def __init__(self, environment: Environment, records_dir: Path | None, *, max_live: int = 4096) -> None:
+        self.environment = environment
+        self.records_dir = records_dir
+        # Released records are already on disk (or in results); keep almost none in memory.
+        self.manager = EpisodeManager(environment, max_live=max_live, history=8, idle_timeout=1e9, closed_ttl=1e9)
+
+    async def create(self, task: str, seed: int, name: str, *, need_instance: bool) -> Handle:
+        """Clone the world, apply the task's setup, start the record file."""
+        path = self.records_dir / f"{name}.jsonl" if self.records_dir is not None else None
+        episode = self.manager.create(task, seed, episode_id=name, record_path=path)
+        prompt = episode.task.prompt if episode.task is not None else ""
+        return Handle(name=name, id=episode.id, prompt=prompt, instance=episode.task, episode=episode)
+
+    def worker(self) -> AbstractAsyncContextManager[Connector]:
+        """A connector that keeps one in-memory client for all the worker's episodes (see ``_LocalConnector``)."""
+        return _LocalConnector.open(self.environment)
+
+    def log(self, handle: Handle, event: MessageEvent, position: int) -> None:
+        """Append the message to the episode's record (it interleaves with tool calls as they happen)."""
+        assert handle.episode is not None
+        handle.episode.append(event)
+
+    async def finish(self, handle: Handle, reason: str) -> Record:
+        """Close the episode (writes the record's footer)."""
+        episode = self.manager.close(handle.id, reason=reason)
+        return episode.record
+
+    async def grade(self, handle: Handle) -> dict[str, Any]:
+        """Grade the closed episode with ``graders.grading.grade_episode``."""
+        from graders.grading import grade_episode
+
+        assert handle.episode is not None
+        grade = grade_episode(handle.episode)
+        if inspect.isawaitable(grade):
+            grade = await grade
+        return grade_json(grade)
+
+    async def release(self, handle: Handle) -> None:
+        """Free the world."""
+        self.manager.release(handle.id)
+
+
+class HttpBackend:
+    """Episodes on a running toolgym server, through its control API and per-episode MCP URLs.
+
+    Args:
+        url: the server's base URL (``http://127.0.0.1:8765``; a trailing ``/control`` or ``/mcp`` is accepted).
+        environment: the run's environment, loaded here too (task selection; the oracle's instance).
+        token: bearer token of the control API, when the server has one.
+        records_dir: where each episode's merged record is written (``<name>.jsonl``).
+    """
+
+    def __init__(self, url: str, environment: Environment, *, token: str | None = None, records_dir: Path | None = None) -> None:
+        base = url.rstrip("/")
+        for suffix in ("/control", "/mcp"):
+            if base.endswith(suffix):
+                base = base[: -len(suffix)]
+        self.url = base
+        self.environment = environment
+        self.records_dir = records_dir
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        self._control = httpx.AsyncClient(base_url=f"{base}/control", headers=headers, timeout=httpx.Timeout(60.0))
+        # One MCP HTTP client for every episode: constructing one costs ~29 ms.
+        self._mcp_http = httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
+
+    async def aclose(self) -> None:
+        """Close both HTTP clients."""
+        await self._control.aclose()
+        await self._mcp_http.aclose()
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = await self._control.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise InfrastructureError("connection", f"control API {self.url}/control{path}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            try:
+                body = response.json()
+                message = f"{body.get('error')}: {body.get('message')}"
+            except (ValueError, AttributeError):
+                message = response.text[:300]
+            if response.status_code == 422:
+                raise GradingError(message)
+            if response.status_code in (400, 401, 409, 501):
+                raise RunError(f"server {self.url} refused {method} /control{path}: HTTP {response.status_code} {message}")
+            raise InfrastructureError("connection", f"server {self.url}: {method} /control{path}: HTTP {response.status_code} {message}")
+        return response
+
+    async def check(self) -> None:
+        """Make sure the server answers and serves this run's environment.
+
+        Raises:
+            RunError: unreachable, not a toolgym server, wrong environment, or a wrong token.
+        """
+        try:
+            response = await self._control.get("/health")
+        except httpx.HTTPError as exc:
+            raise RunError(
+                f"cannot reach a toolgym server at {self.url} ({type(exc).__name__}: {exc}); "
+                f"start one with `toolgym serve {self.environment.name}` or fix --server"
+            ) from None
+        if response.status_code == 401:
+            raise RunError(f"server {self.url} needs a control token: pass --token or set TOOLGYM_TOKEN")
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code != 200 or not isinstance(body, dict) or "env" not in body:
+            raise RunError(f"{self.url} is not a toolgym server (GET /control/health answered {response.status_code})")
+        if body["env"] != self.environment.name:
+            raise RunError(f"server {self.url} serves environment {body['env']!r}, not {self.environment.name!r}")
+
+    async def create(self, task: str, seed: int, name: str, *, need_instance: bool) -> Handle:
+        """Create the episode on the server; build the task instance here only if the agent needs it."""
+        response = await self._request("POST", "/episodes", json={"task": task, "seed": seed})
+        body = response.json()
+        instance = None
+        if need_instance:
+            world, instance = self.environment.instantiate_task(task, seed)
+            world.close()
+        return Handle(name=name, id=body["id"], prompt=body.get("prompt") or "", mcp_url=body["mcp_url"], instance=instance)
+
+    @asynccontextmanager
+    async def _worker(self) -> AsyncIterator[Connector]:
+        yield self
+
+    def worker(self) -> AbstractAsyncContextManager[Connector]:
+        """Each episode has its own URL, so the connector is the backend itself (a client per episode)."""
+        return self._worker()
+
+    @asynccontextmanager
+    async def connect(self, handle: Handle) -> AsyncIterator[Client]:
+        """An ``mcp.Client`` on the episode's URL (sharing one HTTP client)."""
+        assert handle.mcp_url is not None
+        transport = streamable_http_client(handle.mcp_url, http_client=self._mcp_http, terminate_on_close=False)
+        async with Client(transport) as client:
+            yield client
+
+    def log(self, handle: Handle, event: MessageEvent, position: int) -> None:
+        """Keep the message for merging into the server's record."""
+        handle.messages.append((position, event))
+
+    async def finish(self, handle: Handle, reason: str) -> Record:
+        """Close on the server, fetch its record, merge the agent's messages, write the record file."""
+        await self._request("POST", f"/episodes/{handle.id}/close")
+        response = await self._request("GET", f"/episodes/{handle.id}/record")
+        try:
+            record = Record.model_validate(response.json())
+        except (ValidationError, json.JSONDecodeError) as exc:
+            raise InfrastructureError("connection", f"server {self.url} sent an unreadable record for {handle.id}: {exc}") from exc
+        record = merge_messages(record, handle.messages)
+        if self.records_dir is not None:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            (self.records_dir / f"{handle.name}.jsonl").write_text(record.to_jsonl(), encoding="utf-8")
+        return record
+
+    async def grade(self, handle: Handle) -> dict[str, Any]:
+        """``POST /control/episodes/{id}/grade``."""
+        response = await self._request("POST", f"/episodes/{handle.id}/grade")
+        return grade_json(response.json())
+
+    async def release(self, handle: Handle) -> None:
+        """``DELETE /control/episodes/{id}``; an episode the server already dropped is fine."""
+        try:
+            await self._control.delete(f"/episodes/{handle.id}")
+        except httpx.HTTPError:
+            pass

@@ -1,0 +1,1 @@
+"""One module per ``toolgym`` subcommand; see clients/cli.py for the contract and the list."""

@@ -1,0 +1,39 @@
+"""``toolgym export sft``: a run's passing trajectories as OpenAI-format chat JSONL."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from clients.selection import resolve_environment
+from clients.sft import export_sft
+
+__all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run"]
+
+NAME = "export"
+HELP = "export a run's passing trajectories (sft: OpenAI chat JSONL with tool calls)"
+DESCRIPTION = (
+    "Write the episodes of a run folder that scored at least --min-score as chat-completions JSONL "
+    '({"messages": [...], "tools": [...]} per line), ready for supervised fine-tuning. Conversations of agents '
+    "that log none (oracle, replay) are synthesized from their records' tool calls."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``export sft RUN_DIR [--min-score S] [--out FILE]``."""
+    parser.add_argument("format", choices=["sft"], help="export format")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder (holds results.jsonl)")
+    parser.add_argument("--min-score", type=float, default=1.0, metavar="S", help="lowest score exported (default: 1.0)")
+    parser.add_argument("--out", type=Path, metavar="FILE", help="output file (default: RUN_DIR/sft.jsonl)")
+    parser.add_argument("--env", metavar="ENV", help="the run's environment (name or module:attribute; default: the records')")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export and say how many trajectories were written."""
+    out = args.out or args.run_dir / "sft.jsonl"
+    environment = resolve_environment(args.env) if args.env else None
+    stats = export_sft(args.run_dir, out, min_score=args.min_score, environment=environment)
+    Console(highlight=False).print(f"{stats.written} of {stats.considered} graded episodes scored >= {args.min_score:g} → {stats.out}")
+    return 0

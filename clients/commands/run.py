@@ -1,0 +1,81 @@
+"""``toolgym run``: run an agent on an environment's tasks, grade every episode, summarize."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import anyio
+from rich.console import Console
+
+from clients.agents import AGENT_KINDS, AgentOptions
+from clients.agents.base import Limits
+from clients.progress import RichReporter, SilentReporter
+from clients.runner import DEFAULT_OUT, RunConfig, run as run_episodes
+from clients.summary import render_summary
+
+__all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run"]
+
+NAME = "run"
+HELP = "run an agent on tasks (task x seed x trial), grade each episode, print pass rates"
+DESCRIPTION = (
+    "Run an agent on an environment's tasks, concurrently, in this process (default) or against a running "
+    "`toolgym serve` (--server). Writes results.jsonl, records/ and summary.json into the run folder "
+    f"({DEFAULT_OUT} unless --out), and prints pass@1, pass^k, pass@k and mean score with a 95% CI. "
+    f"Agents: {', '.join(AGENT_KINDS)}. Exit status 1 when some episode errored for an infrastructure reason."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``toolgym run``."""
+    parser.add_argument("env", help="environment name (see `toolgym envs`), or package.module:attribute")
+    parser.add_argument("--agent", default="oracle", metavar="SPEC", help=f"who plays: {', '.join(AGENT_KINDS)} (default: oracle)")
+    parser.add_argument("--tasks", metavar="SEL", help="task ids, tag:X or split:Y, comma-separated (default: all)")
+    parser.add_argument("--seeds", metavar="LIST", help="seeds, e.g. 0,1,2 or 0-4 (default: 0)")
+    parser.add_argument("--trials", type=int, default=1, metavar="K", help="trials per (task, seed); pass^k uses k=K (default: 1)")
+    parser.add_argument("--concurrency", type=int, default=8, metavar="N", help="episodes at once (default: 8)")
+    parser.add_argument("--out", type=Path, metavar="DIR", help=f"run folder (default: {DEFAULT_OUT}, replaced each run)")
+    parser.add_argument("--resume", action="store_true", help="keep the graded episodes of the run folder, run the rest")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing run in --out")
+    parser.add_argument("--server", metavar="URL", help="a running `toolgym serve` (default: episodes in this process)")
+    parser.add_argument("--token", default=os.environ.get("TOOLGYM_TOKEN"), help="control API token of --server (env TOOLGYM_TOKEN)")
+    parser.add_argument("--max-turns", type=int, default=Limits.max_turns, metavar="N", help=f"model calls per episode (default: {Limits.max_turns})")
+    parser.add_argument("--timeout", type=float, default=Limits.episode_timeout, metavar="S", help=f"seconds per episode (default: {Limits.episode_timeout:g})")
+    parser.add_argument("--request-timeout", type=float, default=Limits.request_timeout, metavar="S", help="seconds per LLM request")
+    parser.add_argument("--retries", type=int, default=2, metavar="N", help="reruns of an episode after an infrastructure error (default: 2)")
+    parser.add_argument("--base-url", help="LLM endpoint (env OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
+    parser.add_argument("--api-key", help="LLM key (env OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+    parser.add_argument("--temperature", type=float, help="sampling temperature (default: the endpoint's)")
+    parser.add_argument("--max-tokens", type=int, help="completion tokens per model call")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse, run, print the summary table."""
+    console = Console(highlight=False)
+    # The summary table needs ~100 columns with pass^k; below that a log would crop it (a terminal wraps).
+    console.width = max(console.width, 100)
+    config = RunConfig(
+        env=args.env,
+        agent=args.agent,
+        tasks=args.tasks,
+        seeds=args.seeds,
+        trials=args.trials,
+        concurrency=args.concurrency,
+        out=args.out,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        server=args.server,
+        token=args.token,
+        limits=Limits(max_turns=args.max_turns, episode_timeout=args.timeout, request_timeout=args.request_timeout),
+        retries=args.retries,
+        agent_options=AgentOptions(base_url=args.base_url, api_key=args.api_key, temperature=args.temperature, max_tokens=args.max_tokens),
+    )
+    reporter = SilentReporter() if args.quiet else RichReporter(console, description=args.agent if len(args.agent) <= 24 else args.agent[:23] + "…")
+    outcome = anyio.run(run_episodes, config, reporter)
+    render_summary(outcome.summary, console)
+    resumed = f", {outcome.skipped} kept from before" if outcome.skipped else ""
+    console.print(f"[dim]{outcome.ran} episodes run{resumed} → {outcome.out}/results.jsonl, records/, summary.json[/dim]")
+    errored = sum(1 for line in outcome.lines if line.status == "errored")
+    return 1 if errored else 0

@@ -1,0 +1,164 @@
+"""A Python API for RL loops: one episode at a time, as prompt → steps → reward.
+
+::
+
+    async with open_episode("finance", task="pay_invoice", seed=3) as ep:
+        messages = [{"role": "user", "content": ep.prompt}]
+        obs = await ep.step("list_invoices", {"status": "open"})   # obs.text, obs.is_error
+        ...
+        done = await ep.finish()                                    # done.reward in [0, 1], done.grade
+
+Every step goes through a real in-memory MCP client, so what the policy sees is exactly what any MCP agent
+sees (same validation, same error results, same record). ``step`` also takes the raw argument string a
+model produced: text that is not a JSON object comes back as an ``invalid_arguments`` observation instead
+of an exception, the way a tool-calling loop needs it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+
+from clients.agents._provider import invalid_arguments_text
+from clients.agents.base import openai_tool, result_text
+from fixtures.errors import TaskError
+from servers.environment import Environment
+from servers.episodes import Episode, EpisodeManager
+from servers.memory import connect_in_memory
+from servers.record import MessageEvent, Record
+from servers.registry import load_environment
+
+__all__ = ["open_episode", "RLEpisode", "Observation", "Finished"]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one step shows the policy."""
+
+    text: str
+    """The tool result as text (JSON), errors included: ``{"error": code, "message": ...}``."""
+    is_error: bool
+    structured: Any = None
+    """The structured result of a successful call (None for errors)."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The end of an episode: its reward and the grade behind it."""
+
+    reward: float
+    """The grade's score, in [0, 1]."""
+    passed: bool
+    grade: Any
+    """The full ``graders.grading.Grade`` (criteria with evidence)."""
+
+
+class RLEpisode:
+    """A live episode driven step by step through an MCP client. Made by :func:`open_episode`."""
+
+    def __init__(self, episode: Episode, manager: EpisodeManager, client: Client, tools: list[types.Tool]) -> None:
+        self._episode = episode
+        self._manager = manager
+        self._client = client
+        self.mcp_tools = tools
+        """The MCP tool definitions."""
+        self.tools: list[dict[str, Any]] = [openai_tool(t) for t in tools]
+        """The tools as OpenAI function schemas (``tools=`` of a chat-completions request)."""
+        self.instructions: str | None = client.instructions
+        self._finished: Finished | None = None
+
+    @property
+    def id(self) -> str:
+        """The episode id."""
+        return self._episode.id
+
+    @property
+    def prompt(self) -> str:
+        """The task's prompt (empty in free play)."""
+        return self._episode.task.prompt if self._episode.task is not None else ""
+
+    @property
+    def record(self) -> Record:
+        """Everything the episode did so far."""
+        return self._episode.record
+
+    @property
+    def steps(self) -> int:
+        """Tool calls made so far."""
+        return self._episode.seq
+
+    def log_message(self, role: str, content: Any = None, **fields: Any) -> None:
+        """Add a conversation message to the episode's record (``tool_calls``, ``tool_call_id``, ``usage``)."""
+        self._episode.append(MessageEvent(role=role, content=content, **fields))
+
+    async def step(self, name: str, arguments: dict[str, Any] | str | None = None) -> Observation:
+        """Call one tool and return its observation.
+
+        Raises:
+            RuntimeError: the episode is finished.
+        """
+        if self._finished is not None or self._episode.state != "live":
+            raise RuntimeError(f"episode {self.id} is finished; open a new one")
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                return Observation(invalid_arguments_text(f"arguments are not valid JSON ({exc})"), True)
+            if not isinstance(parsed, dict):
+                return Observation(invalid_arguments_text(f"arguments must be a JSON object, not {type(parsed).__name__}"), True)
+            arguments = parsed
+        result = await self._client.call_tool(name, arguments or {})
+        return Observation(result_text(result), bool(result.is_error), None if result.is_error else result.structured_content)
+
+    async def finish(self) -> Finished:
+        """Close the episode and grade it (idempotent: a second call returns the same result).
+
+        Raises:
+            TaskError: a free-play episode has no rubric to grade by.
+        """
+        if self._finished is not None:
+            return self._finished
+        if self._episode.task is None:
+            raise TaskError(f"episode {self.id} is free play: there is no rubric to compute a reward from")
+        from graders.grading import grade_episode
+
+        self._manager.close(self.id)
+        grade = grade_episode(self._episode)
+        if inspect.isawaitable(grade):
+            grade = await grade
+        self._finished = Finished(reward=float(grade.score), passed=bool(grade.passed), grade=grade)
+        return self._finished
+
+
+@asynccontextmanager
+async def open_episode(
+    env: str | Environment, task: str | None = None, seed: int = 0, *, manager: EpisodeManager | None = None
+) -> AsyncIterator[RLEpisode]:
+    """Open one episode of ``env`` (a name or an Environment) with an in-memory MCP client; frees it on exit.
+
+    Args:
+        task: task template id (None: free play on fixture seed ``seed``).
+        seed: the task seed.
+        manager: share one ``EpisodeManager`` across calls (e.g. to cap live episodes); one is made otherwise.
+
+    Raises:
+        EnvironmentNotFound: no environment of that name.
+        TaskError: ``task`` names no template of the environment.
+    """
+    environment = env if isinstance(env, Environment) else load_environment(env)
+    if manager is None:  # not `or`: an empty manager is falsy (it has a length)
+        manager = EpisodeManager(environment, history=0)
+    episode = manager.create(task, seed)
+    try:
+        async with connect_in_memory(episode) as client:
+            tools = list((await client.list_tools()).tools)
+            yield RLEpisode(episode, manager, client, tools)
+    finally:
+        manager.release(episode.id)

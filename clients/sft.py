@@ -1,0 +1,129 @@
+"""Exporting a run's passing trajectories as OpenAI-format chat JSONL (supervised fine-tuning data).
+
+Each line is ``{"messages": [...], "tools": [...]}``: the conversation in the chat-completions format
+(assistant ``tool_calls`` with JSON-string arguments, ``tool`` messages answering them by id) and the
+environment's tools as function schemas. An LLM agent's record already holds its messages; for agents that
+log none (oracle, replay) the conversation is synthesized from the record: the prompt as the user message,
+then one assistant tool call and its tool result per recorded call.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clients.agents.base import openai_tool
+from clients.errors import RunError
+from clients.results import latest_by_key, read_results
+from fixtures.errors import EnvironmentNotFound, RecordError
+from servers.environment import Environment
+from servers.mcp_server import mcp_tools
+from servers.record import MessageEvent, Record, ToolCallEvent, read_record
+from servers.registry import load_environment
+
+__all__ = ["ExportStats", "record_messages", "export_sft", "tool_result_text"]
+
+
+@dataclass(frozen=True)
+class ExportStats:
+    """What an export wrote."""
+
+    written: int
+    considered: int
+    """Graded episodes in the run."""
+    out: Path
+
+
+def tool_result_text(event: ToolCallEvent) -> str:
+    """The text a model was (or would have been) shown for a recorded call — the server's own encoding."""
+    if event.error is not None:
+        payload: Any = {"error": event.error.code, "message": event.error.message}
+    else:
+        payload = event.result
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def _message(event: MessageEvent) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": event.role, "content": event.content}
+    if event.tool_calls:
+        message["tool_calls"] = event.tool_calls
+    if event.tool_call_id is not None:
+        message["tool_call_id"] = event.tool_call_id
+    return message
+
+
+def record_messages(record: Record, *, system: str | None = None) -> list[dict[str, Any]]:
+    """The record's conversation as chat messages (synthesized from its tool calls when it logged none)."""
+    logged = [e for e in record.events if isinstance(e, MessageEvent)]
+    if any(e.role == "assistant" for e in logged):
+        return [_message(e) for e in logged]
+    messages: list[dict[str, Any]] = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": record.header.prompt or ""})
+    for event in record.tool_calls:
+        call_id = f"call_{event.seq}"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": call_id, "type": "function", "function": {"name": event.tool, "arguments": json.dumps(event.arguments, ensure_ascii=False)}}
+                ],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": tool_result_text(event)})
+    return messages
+
+
+def _passing_records(run_dir: Path, min_score: float) -> tuple[int, list[Path]]:
+    """(graded episodes of the run, record paths of those scoring at least ``min_score``)."""
+    results = run_dir / "results.jsonl"
+    if not results.exists():
+        raise RunError(f"{run_dir} is not a run folder (no results.jsonl)")
+    graded = [line for line in latest_by_key(read_results(results).lines).values() if line.status == "graded"]
+    passing = [
+        run_dir / line.record
+        for line in sorted(graded, key=lambda r: (r.agent, r.task, r.seed, r.trial))
+        if line.record is not None and line.score is not None and line.score >= min_score
+    ]
+    return len(graded), passing
+
+
+def export_sft(run_dir: Path, out: Path, *, min_score: float = 1.0, environment: Environment | None = None) -> ExportStats:
+    """Write the run's episodes scoring at least ``min_score`` to ``out`` as chat JSONL.
+
+    Args:
+        environment: the run's environment (default: found by the records' ``env`` name).
+
+    Raises:
+        RunError: not a run folder, a corrupt results file, a listed record that cannot be read, or an
+            environment that is not installed (its tools are part of every example).
+    """
+    tools_by_env: dict[str, tuple[list[dict[str, Any]], str | None]] = {}
+    considered, paths = _passing_records(run_dir, min_score)
+    lines: list[str] = []
+    for path in paths:
+        try:
+            record = read_record(path, require_closed=True)
+        except RecordError as exc:
+            raise RunError(f"cannot export: {exc}") from None
+        env = record.header.env
+        if env not in tools_by_env:
+            if environment is not None and environment.name == env:
+                found = environment
+            else:
+                try:
+                    found = load_environment(env)
+                except EnvironmentNotFound as exc:
+                    raise RunError(f"cannot export {path}: {exc}") from None
+            tools_by_env[env] = ([openai_tool(t) for t in mcp_tools(found)], found.instructions or None)
+        tools, system = tools_by_env[env]
+        lines.append(json.dumps({"messages": record_messages(record, system=system), "tools": tools}, ensure_ascii=False))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    tmp.replace(out)
+    return ExportStats(written=len(lines), considered=considered, out=out)

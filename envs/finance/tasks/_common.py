@@ -1,0 +1,292 @@
+"""Helpers every finance task template shares: picking rows, planting setup rows, standard calls and criteria.
+
+A template reads the world to choose its subject (a customer, an account, a charge) with the task's rng,
+plants whatever its story needs with plain SQL (before ``mark_start``, so the setup is not in the episode's
+diff), and builds its oracle, rubric and negatives from what it read — never from hard-coded ids. Planted
+rows follow the fixture's own conventions (next id in sequence, ``balance_minor`` = sum of posted rows),
+so a planted world is indistinguishable from a generated one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from envs.finance.catalog import NOW, TODAY
+from fixtures.errors import TaskError
+from fixtures.money import format_minor
+from fixtures.world import World
+from graders.criteria import AllowedChange, AnswerCheck, CustomCheck, NoCollateral, ToolNotCalled, allow, facts, number
+from graders.tasks import ToolCall, call
+
+__all__ = [
+    "NOW",
+    "TODAY",
+    "AGENT",
+    "SUPERVISORS",
+    "rows",
+    "one",
+    "pick",
+    "need",
+    "next_id",
+    "money",
+    "full_name",
+    "stamp",
+    "caller",
+    "verify",
+    "answer",
+    "base_allowed",
+    "no_collateral",
+    "value_is",
+    "answer_mentions",
+    "looked_up",
+    "never",
+    "plant_txn",
+    "plant_note",
+    "plant_audit",
+    "plant_pending_wire",
+    "plant_payee",
+    "plant_alert",
+    "usd_minor",
+]
+
+AGENT = "STF-0100"
+"""The analyst the agent acts as (``catalog.AGENT_STAFF_ID``)."""
+SUPERVISORS: dict[str, tuple[str, int]] = {
+    "STF-0001": ("Dana Whitfield", 25_000_000),
+    "STF-0002": ("Marcus Oyelaran", 10_000_000),
+    "STF-0003": ("Priya Raman", 5_000_000),
+}
+"""Active supervisors: id → (name, approval limit in US cents). Read from the world where it matters."""
+
+_ID_FORMAT: dict[str, tuple[str, str, int]] = {
+    "transactions": ("txn_id", "TXN", 7),
+    "transfers": ("transfer_id", "TRF", 6),
+    "approvals": ("approval_id", "APR", 6),
+    "payees": ("payee_id", "PAY", 5),
+    "disputes": ("dispute_id", "DSP", 5),
+    "orders": ("order_id", "ORD", 6),
+    "notes": ("note_id", "NTE", 6),
+    "holds": ("hold_id", "HLD", 5),
+    "verifications": ("verification_id", "VER", 6),
+    "audit_log": ("audit_id", "AUD", 7),
+    "compliance_alerts": ("alert_id", "ALR", 5),
+}
+
+
+def rows(world: World, sql: str, *params: Any) -> list[dict[str, Any]]:
+    """Run a read query on the world (the caller's SQL must ORDER BY, so picks are deterministic)."""
+    return world.query(sql, params)
+
+
+def one(world: World, sql: str, *params: Any) -> dict[str, Any]:
+    """The single row ``sql`` returns; a TaskError when there is none (a broken precondition)."""
+    found = world.query(sql, params)
+    if not found:
+        raise TaskError(f"setup query found no row: {' '.join(sql.split())[:120]} {params}")
+    return found[0]
+
+
+def pick(rng: random.Random, candidates: Sequence[dict[str, Any]], what: str) -> dict[str, Any]:
+    """One of ``candidates`` chosen by the task's rng.
+
+    Raises:
+        TaskError: no candidate satisfies the task's preconditions in this world.
+    """
+    if not candidates:
+        raise TaskError(f"no {what} in this world satisfies the task's preconditions")
+    return candidates[rng.randrange(len(candidates))]
+
+
+def need(condition: bool, message: str) -> None:
+    """Assert a precondition while building a task (TaskError names what is missing)."""
+    if not condition:
+        raise TaskError(message)
+
+
+def next_id(world: World, table: str) -> str:
+    """The next id of ``table``'s sequence, exactly as the tools compute it (max + 1, fixed width)."""
+    column, prefix, width = _ID_FORMAT[table]
+    last = world.query(f"SELECT max({column}) AS last FROM {table}")[0]["last"]  # constants, never input
+    number_ = int(last[len(prefix) + 1 :]) if last else 0
+    return f"{prefix}-{number_ + 1:0{width}d}"
+
+
+def money(minor: int, currency: str) -> str:
+    """Minor units → the decimal string tools take and return (``"1250.00"``)."""
+    return format_minor(minor, currency)
+
+
+def usd_minor(world: World, minor: int, currency: str) -> int:
+    """``minor`` of ``currency`` in US cents at the mid rate, rounded down (what approval limits compare)."""
+    if currency == "USD":
+        return minor
+    rate = one(world, "SELECT mid_rate_micros FROM fx_rates WHERE base = ? AND quote = 'USD'", currency)["mid_rate_micros"]
+    return minor * int(rate) // 1_000_000
+
+
+def full_name(customer: dict[str, Any]) -> str:
+    """``First Last``."""
+    return f"{customer['first_name']} {customer['last_name']}"
+
+
+def stamp(moment: datetime) -> str:
+    """An instant as the tables store it."""
+    return moment.isoformat()
+
+
+def caller(customer: dict[str, Any], *, last4: str | None = None, postcode: str | None = None) -> str:
+    """The sentence of a ticket saying what the customer on the line stated for identity verification."""
+    return (
+        f"{full_name(customer)} is on the phone; for identity verification they gave the last four digits of their ID "
+        f"as {last4 or customer['id_last4']} and their postcode as {postcode or customer['postcode']}."
+    )
+
+
+def verify(customer: dict[str, Any], *, last4: str | None = None, postcode: str | None = None) -> ToolCall:
+    """The ``verify_identity`` call with what the customer stated (by default: the right answers)."""
+    return call(
+        "verify_identity",
+        customer_id=customer["customer_id"],
+        id_last4=last4 or customer["id_last4"],
+        postcode=postcode or customer["postcode"],
+    )
+
+
+def answer(text: str, **values: str) -> ToolCall:
+    """A ``submit_answer`` call."""
+    return call("submit_answer", answer=text, values=values) if values else call("submit_answer", answer=text)
+
+
+def base_allowed(*customer_ids: str) -> list[AllowedChange]:
+    """What any task may write besides its work: audit rows, identity checks and notes on its customers."""
+    allowed = [allow("audit_log", ops=["insert"])]
+    for customer_id in customer_ids:
+        allowed.append(allow("verifications", ops=["insert"], customer_id=customer_id))
+        allowed.append(allow("notes", ops=["insert"], customer_id=customer_id))
+    return allowed
+
+
+def no_collateral() -> NoCollateral:
+    """The standard collateral gate: every changed row must be one the task allows."""
+    return NoCollateral(name="no collateral changes", gate=True)
+
+
+def value_is(field: str, expected: str, *, weight: float = 2.0, name: str | None = None) -> AnswerCheck:
+    """The answer's ``values.<field>`` equals ``expected`` as a Decimal (tolerance 0: money is exact)."""
+    return AnswerCheck(name=name or f"answer {field} = {expected}", field=f"values.{field}", expect=number(expected), weight=weight)
+
+
+def answer_mentions(*any_of: str, name: str, weight: float = 1.0) -> AnswerCheck:
+    """The answer's text mentions at least one of ``any_of`` (case-insensitive)."""
+    return AnswerCheck(name=name, field="answer", expect=facts(any_of=list(any_of)), weight=weight)
+
+
+def looked_up(name: str, *patterns: dict[str, Any], weight: float = 1.0) -> CustomCheck:
+    """At least one successful call matches one of ``patterns`` (``{"tool": ..., "args": {...}}``)."""
+    return CustomCheck(name=name, function="envs.finance.tasks.checks:any_call", params={"patterns": list(patterns)}, weight=weight)
+
+
+def never(tool: str, name: str, *, gate: bool = True, **args: Any) -> ToolNotCalled:
+    """A forbidden call: even a refused attempt counts (trying is the violation)."""
+    return ToolNotCalled(name=name, tool=tool, args=args, gate=gate)
+
+
+# -- planting setup rows --------------------------------------------------------------------------------
+
+
+def plant_txn(
+    world: World,
+    account: dict[str, Any],
+    day: date,
+    amount: int,
+    kind: str,
+    category: str,
+    *,
+    merchant: str | None = None,
+    country: str | None = None,
+    memo: str | None = None,
+    reference: str,
+    card_id: str | None = None,
+    transfer_id: str | None = None,
+    status: str = "posted",
+    lag: int = 0,
+) -> str:
+    """Insert a ledger row (posted rows move the balance, keeping balance = sum of posted rows)."""
+    txn_id = next_id(world, "transactions")
+    posted = (day + timedelta(days=lag)).isoformat() if status == "posted" else None
+    world.execute(
+        "INSERT INTO transactions (txn_id, account_id, txn_date, posted_on, amount_minor, currency, status, kind, merchant, "
+        "merchant_country, category, memo, reference, card_id, transfer_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (txn_id, account["account_id"], day.isoformat(), posted, amount, account["currency"], status, kind, merchant, country,
+         category, memo, reference, card_id, transfer_id),
+    )
+    if status == "posted":
+        world.execute("UPDATE accounts SET balance_minor = balance_minor + ? WHERE account_id = ?", (amount, account["account_id"]))
+    return txn_id
+
+
+def plant_audit(world: World, at: str, actor: str, action: str, entity_type: str, entity_id: str, **details: Any) -> None:
+    """An audit row for a planted staff action (the back office's trail stays complete)."""
+    world.execute(
+        "INSERT INTO audit_log (audit_id, at, actor, action, entity_type, entity_id, details) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (next_id(world, "audit_log"), at, actor, action, entity_type, entity_id, json.dumps(details, sort_keys=True)),
+    )
+
+
+def plant_note(world: World, customer_id: str, body: str, *, category: str, author: str, at: str) -> str:
+    """A staff note on a customer's file."""
+    note_id = next_id(world, "notes")
+    world.execute(
+        "INSERT INTO notes (note_id, customer_id, author_id, created_at, category, body) VALUES (?, ?, ?, ?, ?, ?)",
+        (note_id, customer_id, author, at, category, body),
+    )
+    plant_audit(world, at, author, "add_note", "customer", customer_id, category=category)
+    return note_id
+
+
+def plant_payee(world: World, customer_id: str, name: str, *, currency: str, verified: bool, added_on: date,
+                bank: str = "Chase Bank", number_: str = "4410927735", routing: str = "021000021") -> str:
+    """An external payee of a customer."""
+    payee_id = next_id(world, "payees")
+    world.execute(
+        "INSERT INTO payees (payee_id, customer_id, kind, name, bank_name, account_number, routing_code, internal_account_id, "
+        "currency, verified, status, added_on) VALUES (?, ?, 'external', ?, ?, ?, ?, NULL, ?, ?, 'active', ?)",
+        (payee_id, customer_id, name, bank, number_, routing, currency, int(verified), added_on.isoformat()),
+    )
+    return payee_id
+
+
+def plant_pending_wire(world: World, account: dict[str, Any], payee: dict[str, Any], amount: int, *, requested_by: str,
+                       at: str, memo: str) -> str:
+    """A wire awaiting a supervisor's approval, with its reserved (pending) debit and fee, as send_wire makes it."""
+    transfer_id = next_id(world, "transfers")
+    reference = f"WIR-{transfer_id[4:]}"
+    world.execute(
+        "INSERT INTO transfers (transfer_id, kind, from_account_id, payee_id, amount_minor, currency, fee_minor, status, channel, "
+        "requested_by, requested_at, memo, reference) VALUES (?, 'external_wire', ?, ?, ?, ?, 2500, 'pending_approval', "
+        "'back_office', ?, ?, ?, ?)",
+        (transfer_id, account["account_id"], payee["payee_id"], amount, account["currency"], requested_by, at, memo, reference),
+    )
+    day = date.fromisoformat(at[:10])
+    plant_txn(world, account, day, -amount, "wire", "transfer", merchant=payee["name"],
+              memo=f"Wire to {payee['name']} (awaiting approval)", reference=reference, transfer_id=transfer_id, status="pending")
+    plant_txn(world, account, day, -2_500, "fee", "fees", memo="Outgoing wire fee", reference=reference,
+              transfer_id=transfer_id, status="pending")
+    plant_audit(world, at, requested_by, "send_wire", "transfer", transfer_id, amount_minor=amount, status="pending_approval")
+    return transfer_id
+
+
+def plant_alert(world: World, customer_id: str, account_id: str | None, txn_id: str | None, *, kind: str, severity: str,
+                at: str, details: str) -> str:
+    """An open compliance alert."""
+    alert_id = next_id(world, "compliance_alerts")
+    world.execute(
+        "INSERT INTO compliance_alerts (alert_id, customer_id, account_id, txn_id, kind, severity, status, created_at, details) "
+        "VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?)",
+        (alert_id, customer_id, account_id, txn_id, kind, severity, at, details),
+    )
+    return alert_id

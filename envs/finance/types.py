@@ -1,0 +1,79 @@
+"""Argument types shared by the finance tools, declared once so every tool's schema says the same thing.
+
+Ids are patterns (ASCII digits only: ``[0-9]``, never ``\\d``, which would admit other scripts' digits),
+counts are strict integers (``true`` or ``"5"`` are refused, not coerced), dates must be ISO strings
+(never epoch numbers), and free text is bounded and must contain something other than whitespace.
+Money arguments use :data:`fixtures.money.Amount`.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from fixtures.money import Amount
+
+__all__ = [
+    "Amount",
+    "CustomerId",
+    "AccountId",
+    "TxnId",
+    "TransferId",
+    "PayeeId",
+    "CardId",
+    "AlertId",
+    "HoldId",
+    "StaffId",
+    "Symbol",
+    "Currency",
+    "IsoDate",
+    "Limit",
+    "Offset",
+    "Reason",
+    "Memo",
+    "Quantity",
+]
+
+
+def _id(prefix: str, digits: int, example: int) -> Any:
+    return Annotated[
+        str,
+        Field(
+            pattern=f"^{prefix}-[0-9]{{{digits}}}$",
+            max_length=len(prefix) + 1 + digits,
+            description=f"{prefix} id, e.g. {prefix}-{example:0{digits}d}",
+            examples=[f"{prefix}-{example:0{digits}d}"],
+        ),
+    ]
+
+
+CustomerId = _id("CUS", 5, 42)
+AccountId = _id("ACC", 6, 100231)
+TxnId = _id("TXN", 7, 1234)
+TransferId = _id("TRF", 6, 123)
+PayeeId = _id("PAY", 5, 17)
+CardId = _id("CRD", 6, 400123)
+AlertId = _id("ALR", 5, 12)
+HoldId = _id("HLD", 5, 7)
+StaffId = _id("STF", 4, 1)
+
+Symbol = Annotated[str, Field(pattern=r"^[A-Z0-9]{1,10}$", max_length=10, description="Ticker symbol, e.g. VTI")]
+Currency = Literal["USD", "EUR", "GBP"]
+
+
+def _iso_string(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise ValueError("dates are ISO strings such as 2026-03-01")
+    return value
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_string), Field(description="A date as YYYY-MM-DD")]
+Limit = Annotated[int, Field(strict=True, ge=1, le=100, description="Page size (1-100)")]
+Offset = Annotated[int, Field(strict=True, ge=0, le=1_000_000, description="Rows to skip (from next_offset)")]
+Reason = Annotated[
+    str, Field(min_length=3, max_length=500, pattern=r"\S", description="Why, in a sentence (stored in the audit log)")
+]
+Memo = Annotated[str, Field(max_length=140, description="Free-text memo shown on the statement")]
+Quantity = Annotated[int, Field(strict=True, ge=1, le=1_000_000, description="Number of units (whole shares)")]

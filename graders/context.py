@@ -1,0 +1,67 @@
+"""What a criterion may read while grading one episode — everything observable at the server, nothing more.
+
+The record (tool calls with arguments, results, errors), the end world, the task instance, and on demand
+the episode's net diff and the oracle's expected change set. Both diffs come from change logs, so their
+cost is the number of changed rows, never the size of the world.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from fixtures.changes import RowChange
+from fixtures.errors import GradingError
+from graders.expected import expected_changes
+from servers.record import Record, ToolCallEvent
+
+if TYPE_CHECKING:
+    from fixtures.world import World
+    from graders.criteria.judge import JudgeClient
+    from graders.tasks import TaskInstance
+    from servers.environment import Environment
+
+__all__ = ["GradingContext"]
+
+
+@dataclass
+class GradingContext:
+    """The inputs of one grading pass."""
+
+    environment: Environment
+    instance: TaskInstance
+    record: Record
+    world: World
+    """The end world (read it; never write)."""
+    judge: JudgeClient | None = None
+    """The LLM judge, when one is configured."""
+    _diff: list[RowChange] | None = field(default=None, repr=False)
+    _expected: list[RowChange] | None = field(default=None, repr=False)
+    _calls: list[ToolCallEvent] | None = field(default=None, repr=False)
+
+    @property
+    def calls(self) -> list[ToolCallEvent]:
+        """The episode's tool calls in order."""
+        if self._calls is None:
+            self._calls = self.record.tool_calls
+        return self._calls
+
+    @property
+    def diff(self) -> list[RowChange]:
+        """Net row changes of the episode since the task's setup (computed once)."""
+        if self._diff is None:
+            self._diff = self.world.diff()
+        return self._diff
+
+    @property
+    def expected_changes(self) -> list[RowChange]:
+        """The oracle's net row changes for this instance (loaded by the grader before criteria run)."""
+        if self._expected is None:
+            raise GradingError("the expected change set was not loaded; grade through graders.grading")
+        return self._expected
+
+    async def load_expected(self) -> None:
+        """Compute (or fetch from cache) the oracle's expected change set for this instance."""
+        if self._expected is None:
+            scale = getattr(self.world, "scale", 1)
+            self._expected = await expected_changes(self.environment, self.instance.template_id, self.instance.seed, scale=scale)

@@ -1,0 +1,76 @@
+"""Rubric criteria, one module per kind, joined into one serialisable discriminated union ``Criterion``.
+
+| kind              | model           | reads                                        |
+|-------------------|-----------------|----------------------------------------------|
+| ``state``         | StateCheck      | a read query over the end world              |
+| ``change_set``    | ChangeSetMatch  | the episode's net diff vs the oracle's       |
+| ``no_collateral`` | NoCollateral    | the net diff vs the task's allowed changes   |
+| ``tool_called``   | ToolCalled      | the record's tool calls                      |
+| ``tool_not_called`` | ToolNotCalled | the record's tool calls                      |
+| ``call_order``    | CallOrder       | the record's tool calls, in order            |
+| ``call_budget``   | CallBudget      | call and agent-error counts                  |
+| ``answer``        | AnswerCheck     | the answer tool's arguments                  |
+| ``judge``         | LLMJudge        | an OpenAI-compatible judge endpoint          |
+| ``custom``        | CustomCheck     | a ``@criterion`` Python function             |
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from graders.criteria.answer import AnswerCheck
+from graders.criteria.base import CriterionBase, CriterionResult
+from graders.criteria.changes import ChangeSetMatch
+from graders.criteria.collateral import AllowedChange, NoCollateral, allow
+from graders.criteria.custom import CustomCheck, criterion
+from graders.criteria.judge import JudgeClient, LLMJudge
+from graders.criteria.matchers import absent, facts, number, number_range, one_of, present, regex, text
+from graders.criteria.state import StateCheck, state
+from graders.criteria.transcript import CallBudget, CallOrder, CallPattern, ToolCalled, ToolNotCalled
+
+__all__ = [
+    "Criterion",
+    "CriterionBase",
+    "CriterionResult",
+    "StateCheck",
+    "ChangeSetMatch",
+    "NoCollateral",
+    "AllowedChange",
+    "ToolCalled",
+    "ToolNotCalled",
+    "CallOrder",
+    "CallBudget",
+    "CallPattern",
+    "AnswerCheck",
+    "LLMJudge",
+    "JudgeClient",
+    "CustomCheck",
+    "criterion",
+    "allow",
+    "state",
+    "number",
+    "number_range",
+    "text",
+    "facts",
+    "one_of",
+    "regex",
+    "present",
+    "absent",
+]
+
+Criterion = Annotated[
+    StateCheck
+    | ChangeSetMatch
+    | NoCollateral
+    | ToolCalled
+    | ToolNotCalled
+    | CallOrder
+    | CallBudget
+    | AnswerCheck
+    | LLMJudge
+    | CustomCheck,
+    Field(discriminator="kind"),
+]
+"""Any criterion; serialised with its ``kind``."""

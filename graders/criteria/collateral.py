@@ -1,0 +1,101 @@
+"""No collateral damage: every row the episode changed was one the task allowed it to change.
+
+The allowed changes are declared on the task instance (``allowed_changes``), computed by the template's
+build from the world (never hard-coded ids). Each violation is reported row by row, so a reader sees at
+once which account was frozen that should not have been.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from fixtures.changes import RowChange
+from graders.criteria.base import CriterionBase, CriterionResult, schema_tables
+from graders.criteria.matchers import MISSING, MatcherField
+from graders.criteria.rows import render_change
+
+if TYPE_CHECKING:
+    from graders.context import GradingContext
+    from servers.environment import Environment
+
+__all__ = ["AllowedChange", "NoCollateral", "allow"]
+
+Op = Literal["insert", "update", "delete"]
+ALL_OPS: tuple[Op, ...] = ("insert", "update", "delete")
+_LISTED = 8
+
+
+class AllowedChange(BaseModel):
+    """A kind of row change a task may make: which table, which operations, which rows, which columns."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    table: str
+    ops: list[Op] = Field(default_factory=lambda: list(ALL_OPS))
+    keys: list[list[Any]] | None = None
+    """Primary keys of the rows that may change (None: any row of the table)."""
+    columns: list[str] | None = None
+    """For updates: the columns that may change (None: any)."""
+    match: dict[str, MatcherField] = Field(default_factory=dict)
+    """Column matchers on the row (after-image for inserts/updates, before-image for deletes), e.g. to allow
+    inserts into ``transfers`` only ``from_account`` = 7 when the new row's id is generated."""
+
+    def permits(self, change: RowChange) -> bool:
+        """Whether ``change`` falls inside this allowance."""
+        if change.table != self.table or change.op not in self.ops:
+            return False
+        if self.keys is not None and list(change.key) not in [list(k) for k in self.keys]:
+            return False
+        if change.op == "update" and self.columns is not None and not set(change.columns) <= set(self.columns):
+            return False
+        row = change.before if change.op == "delete" else change.after
+        for column, matcher in self.match.items():
+            ok, _ = matcher.check((row or {}).get(column, MISSING))
+            if not ok:
+                return False
+        return True
+
+
+def allow(table: str, *keys: Any, ops: list[Op] | None = None, columns: list[str] | None = None, **match: Any) -> AllowedChange:
+    """Shorthand: ``allow("accounts", 3, 4, ops=["update"], columns=["balance_minor"])``.
+
+    Single-column keys may be given as plain values; composite keys as lists. Keyword arguments other than
+    ``ops``/``columns`` are column matchers: ``allow("transfers", ops=["insert"], from_account=3)``.
+    """
+    return AllowedChange(
+        table=table,
+        ops=ops or list(ALL_OPS),
+        keys=[list(k) if isinstance(k, list | tuple) else [k] for k in keys] or None,
+        columns=columns,
+        match=match,
+    )
+
+
+class NoCollateral(CriterionBase):
+    """Every net change of the episode is permitted by the task's ``allowed_changes`` (plus ``also_allowed``)."""
+
+    kind: Literal["no_collateral"] = "no_collateral"
+    also_allowed: list[AllowedChange] = Field(default_factory=list)
+    """Allowances on top of the task instance's ``allowed_changes``."""
+
+    def describe(self) -> str:
+        """``no collateral changes``."""
+        return "no collateral changes"
+
+    def lint(self, environment: Environment) -> list[str]:
+        """Allowances must name tables that exist."""
+        known = schema_tables(environment)
+        return [f"allows changes to table {a.table!r}, which the fixture's schema does not define" for a in self.also_allowed if a.table not in known]
+
+    def evaluate(self, ctx: GradingContext) -> CriterionResult:
+        """Check each net change of the episode against the allowances."""
+        allowances = [*ctx.instance.allowed_changes, *self.also_allowed]
+        diff = ctx.diff
+        violations = [c for c in diff if not any(a.permits(c) for a in allowances)]
+        if not violations:
+            return self.result(True, f"all {len(diff)} changed rows are allowed" if diff else "no rows changed")
+        listed = "; ".join(render_change(c) for c in violations[:_LISTED])
+        more = f"; +{len(violations) - _LISTED} more" if len(violations) > _LISTED else ""
+        return self.result(False, f"{len(violations)} of {len(diff)} changed rows were not allowed: {listed}{more}")

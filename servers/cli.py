@@ -1,0 +1,164 @@
+"""``python -m envs.<name> serve ...``: serve one environment over stdio or HTTP.
+
+The same flags back ``toolgym serve ENV ...`` (clients/commands/serve.py), through
+:func:`add_serve_arguments` and :func:`run_serve`. Bad input (unknown environment or task, bad flags)
+ends with one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import anyio
+
+from fixtures.errors import ToolgymError
+from servers.environment import Environment
+from servers.episodes import EpisodeManager
+from servers.registry import load_environment
+
+__all__ = ["serve_main", "add_serve_arguments", "run_serve", "claude_command", "CliError"]
+
+SERVE_DESCRIPTION = (
+    "Serve the environment's tools over MCP. stdio (default): one episode per process, for clients that "
+    "launch their server as a command. http: many episodes on one server — /mcp gives each MCP session its "
+    "own episode, /episodes/ID/mcp is one episode's endpoint, /control/ is the control API."
+)
+
+
+class CliError(ToolgymError):
+    """A command-line usage error: printed as one line, exit status 2."""
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the serve flags to ``parser`` (shared by ``python -m envs.X serve`` and ``toolgym serve``)."""
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="MCP transport (default: stdio)")
+    parser.add_argument("--host", default="127.0.0.1", help="http: interface to bind (default: 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=int, default=8000, help="http: TCP port, 0 for any free port (default: 8000)")
+    parser.add_argument(
+        "--task", metavar="ID", help="task template to serve (stdio: the episode; http: every /mcp session's episode)"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="task seed, or fixture seed in free play (default: 0)")
+    parser.add_argument("--record", type=Path, metavar="FILE", help="stdio: write the episode's record (JSONL) to FILE")
+    parser.add_argument("--record-dir", type=Path, metavar="DIR", help="write one JSONL record per episode into DIR")
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("TOOLGYM_TOKEN"),
+        metavar="T",
+        help="http: bearer token required by /control (default: $TOOLGYM_TOKEN; MCP endpoints stay open)",
+    )
+    parser.add_argument("--max-episodes", type=int, default=1024, metavar="N", help="http: cap on open episodes (default: 1024)")
+    parser.add_argument(
+        "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level (default: warning)"
+    )
+
+
+def claude_command(environment: Environment, mcp_url: str) -> str:
+    """The ``claude mcp add`` line that plugs Claude Code into this server."""
+    return f"claude mcp add --transport http {environment.name} {mcp_url}"
+
+
+def _check(environment: Environment, args: argparse.Namespace) -> None:
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, got {args.seed}")
+    if args.max_episodes < 1:
+        raise CliError(f"--max-episodes must be >= 1, got {args.max_episodes}")
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be within 0-65535, got {args.port}")
+    if args.transport == "http" and args.record is not None:
+        raise CliError("--record is for stdio (one episode); with --transport http use --record-dir DIR")
+    if args.record is not None and args.record_dir is not None:
+        raise CliError("give either --record FILE or --record-dir DIR, not both")
+    if args.task is not None:
+        environment.task_template(args.task)  # TaskError names the task and lists known ones
+
+
+def run_serve(environment: Environment, args: argparse.Namespace) -> int:
+    """Serve ``environment`` as the parsed flags say; returns the exit status.
+
+    Raises:
+        ToolgymError: bad flags, unknown task (callers print it as one line and exit 2).
+    """
+    _check(environment, args)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.transport == "stdio":
+            from servers.stdio import run_stdio
+
+            record = args.record
+            anyio.run(lambda: run_stdio(environment, args.task, args.seed, record, record_dir=args.record_dir))
+            return 0
+        return _serve_http(environment, args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
+    from servers.http import HttpServer, serve_http
+
+    manager = EpisodeManager(environment, max_live=args.max_episodes, record_dir=args.record_dir)
+
+    def announce(server: HttpServer) -> None:
+        lines = [
+            f"toolgym: serving {environment.name!r} over HTTP",
+            f"  MCP (one episode per session): {server.mcp_url}",
+            f"  control API:                   {server.control_url}/" + ("  (bearer token required)" if args.token else ""),
+            f"  Claude Code:                   {claude_command(environment, server.mcp_url)}",
+        ]
+        if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
+            lines.append("  warning: the control API is reachable from the network without a token; pass --token")
+        print("\n".join(lines), file=sys.stderr, flush=True)
+
+    try:
+        anyio.run(
+            lambda: serve_http(
+                environment,
+                args.host,
+                args.port,
+                on_ready=announce,
+                log_level=args.log_level,
+                manager=manager,
+                token=args.token,
+                session_task=args.task,
+                session_seed=args.seed,
+            )
+        )
+    except OSError as exc:
+        print(f"error: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        # uvicorn re-raises the Ctrl-C it turned into a graceful shutdown; by now every record is closed.
+        print("toolgym: stopped", file=sys.stderr)
+    return 0
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def serve_main(environment: str | Environment, argv: Sequence[str] | None = None) -> NoReturn:
+    """Entry point of ``python -m envs.<name>``: expects ``serve`` then its flags; exits with the status.
+
+    ``environment`` is a registered name or an :class:`Environment` (e.g. a test-only one).
+    """
+    name = environment if isinstance(environment, str) else environment.name
+    module = f"envs.{name}" if isinstance(environment, str) else name
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=f"The {name!r} toolgym environment.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = commands.add_parser("serve", help="serve the environment over MCP (stdio or HTTP)", description=SERVE_DESCRIPTION)
+    add_serve_arguments(serve)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        raise SystemExit(2)
+    try:
+        env = load_environment(environment) if isinstance(environment, str) else environment
+        raise SystemExit(run_serve(env, args))
+    except ToolgymError as exc:
+        _fail(str(exc))

@@ -1,0 +1,44 @@
+"""Shared by the client tests: an agent session on a real toy episode, over a real in-memory MCP client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from clients.agents.base import AgentSession, Limits
+from servers.environment import Environment
+from servers.episodes import Episode, EpisodeManager
+from servers.memory import connect_in_memory
+from tests.toy_env import environment as toy_environment
+
+__all__ = ["toy_session", "FAST_LIMITS"]
+
+FAST_LIMITS = Limits(max_turns=8, episode_timeout=30.0, request_timeout=0.5, max_retries=3)
+
+
+@asynccontextmanager
+async def toy_session(
+    *, limits: Limits = FAST_LIMITS, prompt: str = "Pay the debt back.", environment: Environment | None = None
+) -> AsyncIterator[tuple[AgentSession, Episode]]:
+    """A free-play toy episode and the session an agent would get for it (messages go into its record)."""
+    env = environment or toy_environment
+    manager = EpisodeManager(env)
+    episode = manager.create(None, 0)
+    try:
+        async with connect_in_memory(episode) as client:
+            tools = list((await client.list_tools()).tools)
+            session = AgentSession(
+                episode_id=episode.id,
+                env=env.name,
+                task=None,
+                seed=0,
+                prompt=prompt,
+                limits=limits,
+                client=client,
+                tools=tools,
+                instructions=client.instructions,
+                sink=lambda event, position: episode.append(event),
+            )
+            yield session, episode
+    finally:
+        manager.release(episode.id)

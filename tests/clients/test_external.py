@@ -1,0 +1,89 @@
+"""The external agent: a real subprocess on the episode's HTTP MCP URL, graded from the server's record."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from clients.agents.base import AgentSession, Limits
+from clients.agents.external import ExternalAgent
+from clients.runner import RunConfig, run
+from servers.record import read_record
+from tests.clients.toyenv import environment
+
+AGENT = f"{shlex.quote(sys.executable)} -m tests.clients.script_agent"
+
+
+async def test_script_agent_solves_tasks_over_http(tmp_path: Path) -> None:
+    spec = f"cmd:{AGENT} solve {{mcp_url}} {{prompt_file}}"
+    with anyio.fail_after(120):
+        outcome = await run(RunConfig(env=environment, agent=spec, tasks="pay_back,report_balance", out=tmp_path / "run", concurrency=2))
+    assert [(l.task, l.status, l.passed, l.stop_reason) for l in outcome.lines] == [
+        ("pay_back", "graded", True, "exit:0"),
+        ("report_balance", "graded", True, "exit:0"),
+    ]
+    for line in outcome.lines:
+        record = read_record(tmp_path / "run" / line.record, require_closed=True)  # type: ignore[operator]
+        assert record.header.episode_id == line.episode_id and line.episode_id.startswith("ep-")
+        assert [c.tool for c in record.tool_calls][-1] == "submit_answer"
+        assert (tmp_path / "run" / "logs" / f"{Path(line.record).stem}.log").exists()  # type: ignore[arg-type]
+
+
+async def test_a_failing_command_is_graded_not_errored(tmp_path: Path) -> None:
+    spec = f"cmd:{AGENT} fail {{mcp_url}} {{prompt_file}}"
+    with anyio.fail_after(120):
+        outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run"))
+    (line,) = outcome.lines
+    assert (line.status, line.passed, line.stop_reason, line.tool_calls) == ("graded", False, "exit:3", 0)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid_file = tmp_path / "child.pid"
+    monkeypatch.setenv("TOOLGYM_TEST_CHILD_PID", str(pid_file))
+    spec = f"cmd:{AGENT} hang {{mcp_url}} {{prompt_file}}"
+    with anyio.fail_after(60):
+        outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run", limits=Limits(episode_timeout=1.0)))
+        (line,) = outcome.lines
+        assert (line.status, line.passed, line.stop_reason, line.tool_calls) == ("graded", False, "timeout", 0)
+        child = int(pid_file.read_text())
+        while not _gone(child):  # the kernel finishes a SIGTERMed process asynchronously
+            await anyio.sleep(0.02)
+
+
+def test_placeholders_are_rendered_word_by_word(tmp_path: Path) -> None:
+    agent = ExternalAgent(f"{shlex.quote(sys.executable)} --task {{prompt}} --config={{mcp_config}} {{episode_id}} {{mcp_url}} {{prompt_file}}")
+    session = AgentSession(
+        episode_id="ep-1", env="toy", task="t", seed=0, prompt='Pay "acc-001" 5.00 {now}', limits=Limits(), mcp_url="http://127.0.0.1:1/episodes/ep-1/mcp"
+    )
+    argv = agent.render(session, tmp_path / "mcp.json", tmp_path / "prompt.txt")
+    assert argv == [
+        sys.executable, "--task", 'Pay "acc-001" 5.00 {now}', f"--config={tmp_path / 'mcp.json'}", "ep-1",
+        "http://127.0.0.1:1/episodes/ep-1/mcp", str(tmp_path / "prompt.txt"),
+    ]
+
+
+async def test_generated_mcp_config_is_claude_style(tmp_path: Path) -> None:
+    probe = tmp_path / "seen.json"
+    script = f"import shutil, sys; shutil.copy(sys.argv[1], {str(probe)!r})"
+    agent = ExternalAgent(f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{mcp_config}}", log_dir=tmp_path / "logs")
+    session = AgentSession(episode_id="ep-9", env="toy", task="t", seed=0, prompt="p", limits=Limits(episode_timeout=30), mcp_url="http://127.0.0.1:5/episodes/ep-9/mcp", name="x.t.s0.t0")
+    with anyio.fail_after(30):
+        result = await agent.run(session)
+    assert result.stop_reason == "exit:0"
+    assert json.loads(probe.read_text()) == {"mcpServers": {"toolgym": {"type": "http", "url": "http://127.0.0.1:5/episodes/ep-9/mcp"}}}
+    assert (tmp_path / "logs" / "x.t.s0.t0.log").exists()
+    assert os.environ.get("TOOLGYM_MCP_URL") is None  # the command's environment, not ours

@@ -1,0 +1,78 @@
+"""The RL API: prompt, OpenAI tool schemas, steps through a real in-memory MCP client, reward."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clients.rl import open_episode
+from fixtures.errors import EnvironmentNotFound, TaskError
+from servers.episodes import EpisodeManager
+from tests.clients.toyenv import environment
+
+
+async def test_oracle_steps_earn_the_full_reward() -> None:
+    world, instance = environment.instantiate_task("pay_back", 4)
+    world.close()
+    async with open_episode(environment, task="pay_back", seed=4) as ep:
+        assert ep.prompt == instance.prompt
+        names = {t["function"]["name"] for t in ep.tools}
+        assert names == {"list_accounts", "get_account", "transfer", "submit_answer", "flaky_balance"}
+        transfer = next(t for t in ep.tools if t["function"]["name"] == "transfer")["function"]
+        assert transfer["parameters"]["required"] == ["from_account", "to_account", "amount"]
+        for step in instance.oracle:
+            obs = await ep.step(step.tool, step.arguments)
+            assert not obs.is_error, obs.text
+        assert ep.steps == 2
+        done = await ep.finish()
+        assert done.reward == 1.0 and done.passed and done.grade.template_id == "pay_back"
+        assert await ep.finish() is done
+        with pytest.raises(RuntimeError, match="is finished"):
+            await ep.step("list_accounts", {})
+
+
+async def test_errors_are_observations_not_exceptions() -> None:
+    async with open_episode(environment, task="report_balance", seed=0) as ep:
+        bad_json = await ep.step("get_account", '{"account_id": ')
+        assert bad_json.is_error and json.loads(bad_json.text)["error"] == "invalid_arguments"
+        not_object = await ep.step("get_account", "[1]")
+        assert not_object.is_error and "JSON object" in json.loads(not_object.text)["message"]
+        refused = await ep.step("get_account", '{"account_id": "acc-999"}')
+        assert refused.is_error and json.loads(refused.text)["error"] == "account_not_found"
+        invalid = await ep.step("get_account", {"account_id": 5})
+        assert invalid.is_error and json.loads(invalid.text)["error"] == "invalid_arguments"
+        ok = await ep.step("get_account", {"account_id": "acc-001"})
+        assert not ok.is_error and ok.structured["id"] == "acc-001"
+        ep.log_message("assistant", "checking", usage={"prompt": 3, "completion": 1, "total": 4})
+        assert [c.tool for c in ep.record.tool_calls] == ["get_account", "get_account", "get_account"]  # bad JSON never reached it
+        done = await ep.finish()
+        assert done.reward < 1.0 and not done.passed
+
+
+async def test_episodes_are_isolated_and_released() -> None:
+    manager = EpisodeManager(environment)
+    async with open_episode(environment, task="pay_back", seed=1, manager=manager) as first, open_episode(
+        environment, task="pay_back", seed=1, manager=manager
+    ) as second:
+        world, instance = environment.instantiate_task("pay_back", 1)
+        world.close()
+        for step in instance.oracle:
+            await first.step(step.tool, step.arguments)
+        assert len(manager) == 2
+        assert (await first.finish()).grade.criteria[0].passed
+        assert not (await second.finish()).grade.criteria[0].passed
+    assert len(manager) == 0
+
+
+async def test_bad_names_are_clear_errors() -> None:
+    with pytest.raises(EnvironmentNotFound, match="no environment 'nope'"):
+        async with open_episode("nope"):
+            pass
+    with pytest.raises(TaskError, match="has no task template 'nope'"):
+        async with open_episode(environment, task="nope"):
+            pass
+    async with open_episode(environment) as free:
+        assert free.prompt == ""
+        with pytest.raises(TaskError, match="free play"):
+            await free.finish()

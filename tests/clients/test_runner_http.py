@@ -1,0 +1,119 @@
+"""The runner against a running server (--server): control API + per-episode MCP URLs over real HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+import httpx
+
+from clients.agents.base import AgentResult, AgentSession
+from clients.agents.openai import OpenAIAgent
+from clients.backends import merge_messages
+from clients.errors import RunError
+from clients.runner import RunConfig, run
+from servers.episodes import EpisodeManager
+from servers.http import running_http
+from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, ToolCallEvent, read_record
+from tests.clients.fake_provider import Reply, openai_message, openai_tool_call, running_provider
+from tests.clients.toyenv import environment
+from tests.toy_env import environment as other_environment
+
+
+def verdicts(lines: list) -> list[tuple]:  # type: ignore[type-arg]
+    return [(l.task, l.seed, l.score, l.passed, l.grade["criteria"]) for l in lines]
+
+
+async def test_oracle_over_http_grades_like_in_process(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        local = await run(RunConfig(env=environment, agent="oracle", seeds="0-1", out=tmp_path / "local"))
+        manager = EpisodeManager(environment)
+        async with running_http(environment, manager=manager) as server:
+            remote = await run(RunConfig(env=environment, agent="oracle", seeds="0-1", out=tmp_path / "remote", server=server.url, concurrency=4))
+            assert len(server.manager) == 0  # every episode was released on the server
+    assert verdicts(remote.lines) == verdicts(local.lines)
+    assert all(l.passed for l in remote.lines)
+    for line in remote.lines:
+        record = read_record(tmp_path / "remote" / line.record, require_closed=True)  # type: ignore[operator]
+        assert record.header.episode_id == line.episode_id
+
+
+async def test_llm_messages_are_merged_into_the_server_record(tmp_path: Path) -> None:
+    world, instance = environment.instantiate_task("report_balance", 0)
+    world.close()
+    account, balance = instance.oracle[0].arguments["account_id"], instance.oracle[1].arguments["text"]
+    script = [
+        Reply(openai_message("Looking.", [openai_tool_call("c1", "get_account", f'{{"account_id": "{account}"}}'), openai_tool_call("c2", "list_accounts", "{}")])),
+        Reply(openai_message(None, [openai_tool_call("c3", "submit_answer", f'{{"text": "{balance}"}}')])),
+        Reply(openai_message("Done.")),
+    ]
+    with anyio.fail_after(60):
+        async with running_provider(script) as provider, running_http(environment) as server:
+            agent = OpenAIAgent("scripted", base_url=f"{provider.url}/v1")
+            outcome = await run(RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "run", server=server.url))
+    (line,) = outcome.lines
+    assert line.passed and line.turns == 3 and line.tokens.total == 45
+    record = read_record(tmp_path / "run" / line.record, require_closed=True)  # type: ignore[operator]
+    kinds = [e.role if isinstance(e, MessageEvent) else e.type for e in record.events]
+    assert kinds == ["system", "user", "assistant", "tool_call", "tool_call", "tool", "tool", "assistant", "tool_call", "tool", "assistant", "closed"]
+
+
+def test_merge_places_messages_after_the_calls_that_preceded_them() -> None:
+    header = EpisodeHeader(episode_id="e", env="toy", fixture_version="v", task="t", seed=0, fixture_seed=0, start_hash="h", clock="c")
+    calls = [ToolCallEvent(seq=i, tool=f"t{i}", arguments={}, started_ms=0, duration_ms=0) for i in (1, 2)]
+    record = Record(header=header, events=[*calls, ClosedEvent(end_hash="h", tool_calls=2)])
+    messages = [(0, MessageEvent(role="user")), (0, MessageEvent(role="assistant")), (1, MessageEvent(role="tool")), (2, MessageEvent(role="tool")), (2, MessageEvent(role="assistant"))]
+    merged = merge_messages(record, messages)
+    assert [getattr(e, "role", None) or e.type for e in merged.events] == ["user", "assistant", "tool_call", "tool", "tool_call", "tool", "assistant", "closed"]
+
+
+async def test_server_mismatch_and_token_are_clear_errors(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with running_http(other_environment) as server:
+            with pytest.raises(RunError, match=r"serves environment 'toy', not 'toy-tasks'"):
+                await run(RunConfig(env=environment, agent="oracle", out=tmp_path / "a", server=server.url))
+        async with running_http(environment, token="s3cret") as server:
+            with pytest.raises(RunError, match="needs a control token"):
+                await run(RunConfig(env=environment, agent="oracle", out=tmp_path / "b", server=server.url))
+            outcome = await run(RunConfig(env=environment, agent="oracle", tasks="pay_back", out=tmp_path / "c", server=f"{server.url}/control", token="s3cret"))
+            assert outcome.lines[0].passed
+
+
+class VanishingEpisode:
+    """Deletes its own episode on the server mid-episode: the next MCP call finds no episode (a dropped connection)."""
+
+    spec = "vanishing"
+    transport = "memory"
+    needs_instance = False
+    needs_tools = False
+
+    def __init__(self, control: str) -> None:
+        self.control = control
+        self.attempts = 0
+
+    async def run(self, session: AgentSession) -> AgentResult:
+        self.attempts += 1
+        await session.call_tool("list_accounts", {})
+        if self.attempts == 1:
+            async with httpx.AsyncClient() as http:
+                (await http.delete(f"{self.control}/episodes/{session.episode_id}")).raise_for_status()
+            await session.call_tool("list_accounts", {})
+        return AgentResult()
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_an_episode_lost_on_the_server_is_a_connection_error_and_retried(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with running_http(environment) as server:
+            agent = VanishingEpisode(server.control_url)
+            once = await run(RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "a", server=server.url, retries=0))
+            agent.attempts = 0
+            retried = await run(RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "b", server=server.url, retries=1))
+    (line,) = once.lines
+    assert line.status == "errored" and line.error_class == "connection" and line.attempts == 1
+    (line,) = retried.lines
+    assert line.status == "graded" and line.attempts == 2 and not line.passed

@@ -1,0 +1,33 @@
+"""Shared test fixtures: the toy environment's managers and episodes (every test starts from a fresh world)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from servers.episodes import Episode, EpisodeManager
+from tests.toy_env import environment as toy_environment
+from tests.toy_env import faulty_environment
+
+
+@pytest.fixture
+def toy_manager() -> Iterator[EpisodeManager]:
+    """An episode manager of the toy bank; every episode is released at teardown."""
+    manager = EpisodeManager(toy_environment)
+    yield manager
+    manager.close_all()
+
+
+@pytest.fixture
+def toy_episode(toy_manager: EpisodeManager) -> Episode:
+    """A free-play toy episode on fixture seed 0."""
+    return toy_manager.create()
+
+
+@pytest.fixture
+def faulty_episode() -> Iterator[Episode]:
+    """A free-play episode of the toy bank with its misbehaving tools."""
+    manager = EpisodeManager(faulty_environment)
+    yield manager.create()
+    manager.close_all()

@@ -1,0 +1,1 @@
+"""Tests of graders/: task format, criteria, grading, meta-evaluation, the pytest plugin, CLI commands."""

@@ -1,0 +1,181 @@
+"""Meta-evaluation catches broken templates: failing oracles, passing negatives and no-ops, nondeterminism."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from clients.cli import main
+from fixtures.world import World
+from graders.criteria import ChangeSetMatch, NoCollateral, ToolNotCalled, allow, state
+from graders.metaeval import check_environment
+from graders.tasks import TaskDraft, TaskTemplate, call, negative
+from tests.graders.toy import environment as toy_environment
+
+
+def _victim(world: World, rng: random.Random) -> int:
+    return rng.choice([r["id"] for r in world.query("SELECT id FROM accounts ORDER BY id")])
+
+
+def _freeze(world: World, account: int, **changes: object) -> TaskDraft:
+    base: dict[str, object] = {
+        "prompt": f"Freeze account {account}.",
+        "oracle": [call("freeze_account", account_id=account, reason="asked")],
+        "rubric": [state("SELECT status FROM accounts WHERE id = ?", account, expect="frozen", gate=True), NoCollateral()],
+        "allowed_changes": [allow("accounts", account, ops=["update"], columns=["status"])],
+        "negatives": [negative("wrong", "freezes another account", call("freeze_account", account_id=account % 40 + 1, reason="x"))],
+    }
+    return TaskDraft.model_validate({**base, **changes})
+
+
+def oracle_fails(world: World, rng: random.Random) -> TaskDraft:
+    """The oracle moves more money than there is (and the rubric replays it for a change-set match)."""
+    account = _victim(world, rng)
+    wire = call("transfer", from_account=account, to_account=account % 40 + 1, amount="9999999.00")
+    return _freeze(world, account, oracle=[wire], rubric=[ChangeSetMatch()])
+
+
+def oracle_scores_low(world: World, rng: random.Random) -> TaskDraft:
+    """The oracle only looks; the rubric wants a freeze."""
+    account = _victim(world, rng)
+    return _freeze(world, account, oracle=[call("get_account", account_id=account)])
+
+
+def negative_passes(world: World, rng: random.Random) -> TaskDraft:
+    """A 'negative' that is really a correct solution."""
+    account = _victim(world, rng)
+    return _freeze(world, account, negatives=[negative("same", "is the oracle in disguise", call("freeze_account", account_id=account, reason="other"))])
+
+
+def noop_passes(world: World, rng: random.Random) -> TaskDraft:
+    """A rubric that only forbids things: doing nothing satisfies it."""
+    account = _victim(world, rng)
+    return _freeze(world, account, rubric=[ToolNotCalled(tool="transfer")])
+
+
+def noop_is_fine(world: World, rng: random.Random) -> TaskDraft:
+    """Same rubric, but doing nothing is declared correct."""
+    return noop_passes(world, rng).model_copy(update={"noop_may_pass": True, "negatives": []})
+
+
+def nondeterministic(world: World, rng: random.Random) -> TaskDraft:
+    """Uses the global random module instead of its rng."""
+    return _freeze(world, random.SystemRandom().randint(1, 40))
+
+
+def typo(world: World, rng: random.Random) -> TaskDraft:
+    """Forbids a tool that does not exist, which would pass vacuously."""
+    account = _victim(world, rng)
+    return _freeze(world, account, rubric=[ToolNotCalled(tool="transfr"), state("SELECT status FROM accounts WHERE id = ?", account, expect="frozen")])
+
+
+BROKEN = toy_environment.with_templates(
+    [
+        TaskTemplate(oracle_fails, tools=["transfer"]),
+        TaskTemplate(oracle_scores_low, tools=["get_account"]),
+        TaskTemplate(negative_passes, tools=["freeze_account"]),
+        TaskTemplate(noop_passes, tools=["freeze_account"]),
+        TaskTemplate(noop_is_fine, tools=["freeze_account"]),
+        TaskTemplate(nondeterministic, tools=["freeze_account"]),
+        TaskTemplate(typo, tools=["freeze_account"]),
+        TaskTemplate(oracle_scores_low, id="undeclared_tool", tools=["freeze_account"]),
+    ]
+)
+"""Deliberately broken templates (importable as ``tests.graders.test_metaeval:BROKEN`` for the CLI test)."""
+
+
+async def test_the_toy_environment_passes_every_check() -> None:
+    report = await check_environment(toy_environment, seeds=2)
+    assert report.ok, report.summary()
+    rows = {t.template_id: t for t in report.templates}
+    assert set(rows) == {"balance_lookup", "transfer_funds", "freeze_compromised", "explain_duplicate"}
+    assert rows["transfer_funds"].oracle == "1.000" and rows["transfer_funds"].negatives == "6/6 fail"
+    assert rows["transfer_funds"].noop == "2/2 fail" and rows["transfer_funds"].determinism == "ok"
+    assert rows["explain_duplicate"].notes == ["not graded here: explains politely (set TOOLGYM_JUDGE_* and pass --judge)"]
+
+
+async def test_broken_templates_are_caught_with_a_reason_each() -> None:
+    report = await check_environment(BROKEN, seeds=[0])
+    assert not report.ok
+    found = {t.template_id: t for t in report.templates}
+    assert found["noop_is_fine"].ok, found["noop_is_fine"].violations
+
+    def only(template: str) -> str:
+        assert found[template].violations, template
+        return " | ".join(found[template].violations)
+
+    assert "seed 0: an oracle call failed: #1 transfer: refused:insufficient_funds" in only("oracle_fails")
+    assert "GradingError: the oracle of task template 'oracle_fails' (seed 0) fails at call #1 transfer: insufficient_funds" in only("oracle_fails")
+    assert found["oracle_fails"].oracle.startswith("FAIL")
+    assert "seed 0: the oracle scores 0.000: state: SELECT status FROM accounts WHERE id = ?" in only("oracle_scores_low")
+    assert "negative 'same' (is the oracle in disguise) passes with score 1.000: the rubric does not catch it" in only("negative_passes")
+    assert found["negative_passes"].negatives == "0/1 fail"
+    assert "the no-op passes (score 1.000): the rubric rewards doing nothing" in only("noop_passes")
+    assert found["noop_passes"].noop == "PASSES (1/1)"
+    assert "not deterministic: instantiating the same seed twice gives different instances" in only("nondeterministic")
+    assert found["nondeterministic"].determinism == "FAIL"
+    assert "criterion 'never calls transfr() [any]': tool_not_called names tool 'transfr', which environment 'grader-toy' does not have" in only("typo")
+    assert "the oracle calls get_account, not listed in the template's tools" in only("undeclared_tool")
+    assert all(v.split(": ", 1)[0] in found for v in report.violations)
+
+
+def test_toolgym_check_exits_zero_on_the_toy_and_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "tests.graders.toy:environment", "--seeds", "1", "--templates", "transfer_funds", "freeze_compromised"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert "toolgym check grader-toy" in out and "transfer_funds" in out and "freeze_compromised" in out
+    assert "ok: 2 templates × 1 seeds, no violation" in out
+
+
+def test_toolgym_check_exits_non_zero_listing_each_violation(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "tests.graders.test_metaeval:BROKEN", "--seeds", "1", "--templates", "negative_passes", "noop_passes"])
+    assert exited.value.code == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "3 violation(s):" in out  # noop_passes also lets its negative through
+    assert "✗ negative_passes: seed 0: negative 'same'" in out
+    assert "✗ noop_passes: seed 0: the no-op passes" in out
+
+
+def test_toolgym_check_json_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "tests.graders.toy:environment", "--seeds", "1", "--templates", "freeze_compromised", "--json"])
+    assert exited.value.code == 0
+    assert '"ok": true' in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "tests.graders.toy:environment", "--templates", "nope"])
+    assert exited.value.code == 2
+    assert "has no task template 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "no_such_env"])
+    assert exited.value.code == 2
+    assert "no environment 'no_such_env'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "tests.graders.toy:nothing"])
+    assert exited.value.code == 2
+    assert "has no Environment named 'nothing'" in capsys.readouterr().err
+
+
+def test_toolgym_tasks_lists_templates(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["tasks", "tests.graders.toy:environment", "--json"])
+    assert exited.value.code == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in rows] == ["balance_lookup", "transfer_funds", "freeze_compromised", "explain_duplicate"]
+    assert rows[1] == {
+        "id": "transfer_funds",
+        "difficulty": "medium",
+        "category": "payments",
+        "split": "train",
+        "tags": ["write", "policy"],
+        "tools": ["verify_identity", "transfer"],
+        "description": "Verify the customer, then move money from checking to savings.",
+    }
+    with pytest.raises(SystemExit):
+        main(["tasks", "tests.graders.toy:environment", "--split", "test"])
+    table = capsys.readouterr().out
+    assert "freeze_compromised" in table and "transfer_funds" not in table and "2 task templates" in table
+

@@ -1,0 +1,129 @@
+"""The serve CLI (``python -m envs.X serve``): help, clear one-line errors, and HTTP mode end to end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from servers import read_record
+from servers.cli import serve_main
+from tests.toy_env import environment
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        serve_main(environment, list(argv))
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
+def test_missing_subcommand_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys)
+    assert code == 2 and out == ""
+    assert "usage: python -m toy" in err and "serve" in err
+
+
+def test_unknown_subcommand_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "launch")
+    assert code == 2 and "invalid choice: 'launch'" in err
+
+
+def test_serve_help_describes_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "serve", "--help")
+    assert code == 0
+    assert "Serve the environment's tools over MCP" in out
+    for flag in ("--transport", "--host", "--port", "--task", "--seed", "--record", "--record-dir", "--token", "--max-episodes"):
+        assert flag in out, flag
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "--task", "nope"], "no task template 'nope'"),
+        (["serve", "--transport", "http", "--record", "x.jsonl"], "--record is for stdio"),
+        (["serve", "--record", "a.jsonl", "--record-dir", "d"], "either --record FILE or --record-dir DIR"),
+        (["serve", "--seed", "-1"], "--seed must be >= 0"),
+        (["serve", "--transport", "http", "--max-episodes", "0"], "--max-episodes must be >= 1"),
+        (["serve", "--transport", "http", "--port", "70000"], "--port must be within 0-65535"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["serve", "--transport", "pigeon"], ["serve", "--seed", "many"]])
+def test_bad_flag_values_are_argparse_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2 and "invalid" in err and "Traceback" not in err
+
+
+def test_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, _, err = run_cli(capsys, "serve", "--transport", "http", "--port", str(port))
+    assert code == 1
+    assert f"cannot serve on 127.0.0.1:{port}" in err and "Traceback" not in err
+
+
+def test_unknown_environment_name(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        serve_main("no_such_env", ["serve"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no environment 'no_such_env'") and err.count("\n") == 1
+
+
+async def test_http_mode_end_to_end(tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    command = [
+        sys.executable, "-m", "tests.toy_env", "serve", "--transport", "http", "--port", "0",
+        "--record-dir", str(records), "--token", "t0ken",
+    ]
+    with anyio.fail_after(60):
+        async with await anyio.open_process(command, cwd=REPO, env={**os.environ, "TOOLGYM_TOKEN": ""}) as process:
+            assert process.stderr is not None
+            banner = ""
+            async for chunk in process.stderr:
+                banner += chunk.decode()
+                if "claude mcp add" in banner and banner.endswith("\n"):
+                    break
+            lines = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip() for line in banner.splitlines()[1:]}
+            mcp_url = lines["MCP (one episode per session)"]
+            control_url = lines["control API"].split()[0].rstrip("/")
+            assert lines["Claude Code"] == f"claude mcp add --transport http toy {mcp_url}"
+            assert "(bearer token required)" in lines["control API"]
+
+            async with httpx.AsyncClient() as http:
+                assert (await http.post(f"{control_url}/episodes", json={})).status_code == 401
+                created = await http.post(f"{control_url}/episodes", json={"task": "pay_back"}, headers={"Authorization": "Bearer t0ken"})
+                assert created.status_code == 201
+            async with Client(mcp_url) as client:
+                result = await client.call_tool("list_accounts", {})
+                assert not result.is_error
+            async with Client(created.json()["mcp_url"]) as client:
+                result = await client.call_tool("submit_answer", {"text": "done"})
+                assert not result.is_error
+
+            process.send_signal(signal.SIGINT)
+            assert await process.wait() == 0
+
+    files = sorted(records.glob("*.jsonl"))
+    assert len(files) == 2  # the /mcp session's episode and the control-API one
+    by_task = {r.header.task: r for r in (read_record(p, require_closed=True) for p in files)}
+    assert [c.tool for c in by_task[None].tool_calls] == ["list_accounts"]
+    assert [c.tool for c in by_task["pay_back"].tool_calls] == ["submit_answer"]
