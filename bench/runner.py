@@ -77,23 +77,29 @@ async def bench(env_name: str, episodes: int, out_root: Path) -> list[tuple[str,
     tasks, seeds = _plan(environment, episodes)
     n_seeds = int(seeds.split("-")[1]) + 1
     rows: list[tuple[str, int, float, float]] = []
+    failing: set[tuple[str, int]] = set()
 
     async def runner(label: str, concurrency: int, server: str | None = None) -> int:
         config = RunConfig(env=environment, agent="oracle", tasks=tasks, seeds=seeds, concurrency=concurrency, out=out_root / label, overwrite=True, server=server)
         outcome = await run(config)
-        failed = [line for line in outcome.lines if not line.passed]
-        if failed:
-            raise SystemExit(f"{label}: {len(failed)} oracle episodes did not pass (e.g. {failed[0].task} seed {failed[0].seed}: {failed[0].error})")
+        errored = [line for line in outcome.lines if line.status == "errored"]
+        if errored:
+            raise SystemExit(f"{label}: {len(errored)} episodes errored (e.g. {errored[0].task} seed {errored[0].seed}: {errored[0].error})")
+        # An oracle that fails is the task's problem, not the runner's: count it, keep measuring.
+        failing.update((line.task, line.seed) for line in outcome.lines if not line.passed)
         return len(outcome.lines)
 
     await runner("warm-up", 32)
-    await _timed("baseline: create + release", lambda: _bare(environment, tasks, n_seeds, grade=False), rows)
-    await _timed("baseline: create + grade + release", lambda: _bare(environment, tasks, n_seeds, grade=True), rows)
+    await _timed("baseline: create+release", lambda: _bare(environment, tasks, n_seeds, grade=False), rows)
+    await _timed("baseline: create+grade+release", lambda: _bare(environment, tasks, n_seeds, grade=True), rows)
     for concurrency in (1, 32):
-        await _timed(f"in-process oracle, concurrency {concurrency}", lambda c=concurrency: runner(f"mem-{c}", c), rows)
+        await _timed(f"in-process oracle, c={concurrency}", lambda c=concurrency: runner(f"mem-{c}", c), rows)
     async with running_http(environment, manager=EpisodeManager(environment, max_live=256, history=16)) as server:
         for concurrency in (1, 32):
-            await _timed(f"HTTP oracle, concurrency {concurrency}", lambda c=concurrency: runner(f"http-{c}", c, server.url), rows)
+            await _timed(f"HTTP oracle, c={concurrency}", lambda c=concurrency: runner(f"http-{c}", c, server.url), rows)
+    if failing:
+        shown = ", ".join(f"{task}#{seed}" for task, seed in sorted(failing)[:5])
+        print(f"note: the oracle does not pass {len(failing)} task instances ({shown}); a task bug, not a runner one")
     return rows
 
 
@@ -110,7 +116,7 @@ def main() -> None:
         table.add_column(column, justify="left" if column == "row" else "right")
     for label, count, seconds, peak in rows:
         table.add_row(label, str(count), f"{seconds:.2f}", f"{count / seconds:,.0f}", f"{seconds * 1000 / count:.2f}", f"{peak:.0f}")
-    Console().print(table)
+    Console(width=max(Console().width, 100)).print(table)
 
 
 if __name__ == "__main__":

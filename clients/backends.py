@@ -3,7 +3,7 @@
 Both backends give the runner the same five steps — create, connect, log a message, finish (close and
 read the record), grade, release — so the runner does not care which one it drives:
 
-- :class:`LocalBackend`: an ``EpisodeManager`` in this process and an in-memory ``mcp.Client`` per episode;
+- :class:`LocalBackend`: an ``EpisodeManager`` in this process and one in-memory ``mcp.Client`` for all;
   records stream to the run folder as they happen, agent messages go straight into them.
 - :class:`HttpBackend`: the control API (``/control/...``) of a running server and an ``mcp.Client`` on the
   episode's URL. The server keeps the authoritative record; the agent's messages are merged into it after
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from contextvars import ContextVar
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -121,73 +122,36 @@ def merge_messages(record: Record, messages: list[tuple[int, MessageEvent]]) -> 
     return Record(header=record.header, events=merged + footer)
 
 
+_CURRENT_EPISODE: ContextVar[Episode | None] = ContextVar("toolgym_local_episode", default=None)
+"""The episode the current runner worker task is playing (set by ``LocalBackend``'s connector)."""
+
+
 class _LocalConnector:
-    """One in-memory MCP client per worker, re-pointed at each episode the worker runs.
+    """Binds the run's shared in-memory client to one worker's current episode."""
 
-    Why: the SDK client compiles a JSON-schema validator for each tool's output schema the first time a
-    session calls it (~6 ms each) and lists tools to get the schemas; a fresh client per episode paid that
-    on every episode. A worker runs one episode at a time, so its client's resolver simply answers with
-    the worker's current episode — isolation stays by episode, never by client (decision 1). A client
-    whose episode ended in an exception (a timeout included) is replaced before the next episode, so no
-    half-finished request leaks into it.
-    """
-
-    def __init__(self, environment: Environment, stack: AsyncExitStack) -> None:
-        self.environment = environment
-        self.stack = stack
-        self.current: Episode | None = None
-        self._client: Client | None = None
-        self._client_stack: AsyncExitStack | None = None
-        self._broken = False
-
-    @classmethod
-    @asynccontextmanager
-    async def open(cls, environment: Environment) -> AsyncIterator[_LocalConnector]:
-        async with AsyncExitStack() as stack:
-            connector = cls(environment, stack)
-            try:
-                yield connector
-            finally:
-                await connector._discard()
-
-    def _resolve(self, _ctx: Any) -> Episode:
-        episode = self.current
-        if episode is None or episode.state != "live":
-            raise EpisodeNotFound("this client's episode is over")
-        return episode
-
-    async def _discard(self) -> None:
-        if self._client_stack is not None:
-            stack, self._client_stack, self._client = self._client_stack, None, None
-            await stack.aclose()
+    def __init__(self, client: Client) -> None:
+        self.client = client
 
     @asynccontextmanager
     async def connect(self, handle: Handle) -> AsyncIterator[Client]:
-        """The worker's client, bound to ``handle``'s episode for the block.
-
-        Opening and discarding happen here, outside any cancel scope of the block, because the client's
-        task group must be entered and left at the same depth of the worker task's scope stack.
-        """
+        """The shared client; requests made from this task (and tasks it starts) go to ``handle``'s episode."""
         assert handle.episode is not None
-        if self._broken:
-            await self._discard()
-        if self._client is None:
-            stack = AsyncExitStack()
-            self._client = await stack.enter_async_context(Client(build_mcp_server(self.environment, self._resolve)))
-            self._client_stack = stack
-            self._broken = False
-        self.current = handle.episode
+        token = _CURRENT_EPISODE.set(handle.episode)
         try:
-            yield self._client
-        except BaseException:
-            self._broken = True
-            raise
+            yield self.client
         finally:
-            self.current = None
+            _CURRENT_EPISODE.reset(token)
 
 
 class LocalBackend:
-    """Episodes in this process: an ``EpisodeManager`` plus in-memory MCP clients.
+    """Episodes in this process: an ``EpisodeManager`` plus one in-memory MCP client shared by every worker.
+
+    Why one client: the SDK client compiles a JSON-schema validator for each tool's output schema the first
+    time a session calls it (tens of ms for big schemas) and lists the tools to get them; a client per
+    episode (or per worker) paid that again and again. Requests are routed to episodes by the calling
+    task's context (a worker plays one episode at a time; the in-memory dispatcher runs handlers in the
+    caller's task), so isolation stays by episode, never by connection (decision 1). A request made
+    outside an episode finds no episode and fails — it can never reach another worker's world.
 
     Args:
         environment: the environment of the run.
@@ -199,6 +163,18 @@ class LocalBackend:
         self.records_dir = records_dir
         # Released records are already on disk (or in results); keep almost none in memory.
         self.manager = EpisodeManager(environment, max_live=max_live, history=8, idle_timeout=1e9, closed_ttl=1e9)
+        self._client: Client | None = None
+
+    @staticmethod
+    def _resolve(_ctx: Any) -> Episode:
+        episode = _CURRENT_EPISODE.get()
+        if episode is None or episode.state != "live":
+            raise EpisodeNotFound("no live episode is bound to this request (it was made outside its episode)")
+        return episode
+
+    async def start(self, stack: AsyncExitStack) -> None:
+        """Open the shared client on ``stack`` (from the task that will close it)."""
+        self._client = await stack.enter_async_context(Client(build_mcp_server(self.environment, self._resolve)))
 
     async def create(self, task: str, seed: int, name: str, *, need_instance: bool) -> Handle:
         """Clone the world, apply the task's setup, start the record file."""
@@ -207,9 +183,15 @@ class LocalBackend:
         prompt = episode.task.prompt if episode.task is not None else ""
         return Handle(name=name, id=episode.id, prompt=prompt, instance=episode.task, episode=episode)
 
+    @asynccontextmanager
+    async def _worker(self) -> AsyncIterator[Connector]:
+        if self._client is None:
+            raise RuntimeError("LocalBackend.start() was not called")
+        yield _LocalConnector(self._client)
+
     def worker(self) -> AbstractAsyncContextManager[Connector]:
-        """A connector that keeps one in-memory client for all the worker's episodes (see ``_LocalConnector``)."""
-        return _LocalConnector.open(self.environment)
+        """A connector binding the shared client to the worker's episodes."""
+        return self._worker()
 
     def log(self, handle: Handle, event: MessageEvent, position: int) -> None:
         """Append the message to the episode's record (it interleaves with tool calls as they happen)."""

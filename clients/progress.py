@@ -55,6 +55,7 @@ class SilentReporter:
 
 class _Counts(ProgressColumn):
     def render(self, task: Task) -> Text:
+        """``✓passed ✗failed !errored ↻retries``."""
         fields = task.fields
         text = Text(no_wrap=True)
         text.append(f"✓{fields.get('passed', 0)}", style="green")

@@ -93,10 +93,6 @@ class RunOutcome:
     skipped: int
 
 
-class _EpisodeTimeout(Exception):
-    """The agent ran out of time; raised through the connector so it replaces the interrupted client."""
-
-
 @dataclass(frozen=True)
 class _Item:
     task: str
@@ -195,7 +191,9 @@ async def _open_backend(stack: AsyncExitStack, config: RunConfig, environment: E
         http = HttpBackend(server.url, environment, records_dir=out / "records")
         stack.push_async_callback(http.aclose)
         return http
-    return LocalBackend(environment, out / "records")
+    local = LocalBackend(environment, out / "records")
+    await local.start(stack)
+    return local
 
 
 async def _run_items(state: _Run, todo: list[_Item], concurrency: int) -> None:
@@ -257,6 +255,7 @@ class _Run:
         self.lines: list[ResultLine] = []
 
     async def worker(self, receive: anyio.abc.ObjectReceiveStream[_Item]) -> None:
+        """Run items from ``receive`` one at a time, writing each finished episode's line."""
         async with receive, self.backend.worker() as connector:
             async for item in receive:
                 line = await self.episode(item, connector)
@@ -265,6 +264,7 @@ class _Run:
                 self.reporter.finished(line)
 
     async def episode(self, item: _Item, connector: Connector) -> ResultLine:
+        """One episode with its bounded retries after infrastructure errors."""
         attempt = 0
         while True:
             attempt += 1
@@ -279,24 +279,21 @@ class _Run:
         if self.agent.transport == "http":
             with anyio.fail_after(limits.episode_timeout + _EXTERNAL_SLACK):
                 return await self.agent.run(session)
-        try:
+        result: AgentResult | None = None
+        with anyio.move_on_after(limits.episode_timeout):
             async with connector.connect(handle) as client:
                 session.client = client
                 session.instructions = client.instructions
                 try:
-                    with anyio.move_on_after(limits.episode_timeout) as scope:
-                        if self.agent.needs_tools:
-                            session.tools = list((await client.list_tools()).tools)
-                        result = await self.agent.run(session)
+                    if self.agent.needs_tools:
+                        session.tools = list((await client.list_tools()).tools)
+                    result = await self.agent.run(session)
                 finally:
                     session.client = None
-                if scope.cancelled_caught:
-                    raise _EpisodeTimeout
-        except _EpisodeTimeout:
-            return AgentResult(stop_reason="timeout", detail=f"stopped after {limits.episode_timeout:g}s")
-        return result
+        return result or AgentResult(stop_reason="timeout", detail=f"stopped after {limits.episode_timeout:g}s")
 
     async def attempt(self, item: _Item, attempt: int, connector: Connector) -> ResultLine:
+        """One try: create, play, close, grade unless the infrastructure failed, release; never raises but RunError."""
         started = time.perf_counter()
         env = self.environment.name
         handle: Handle | None = None

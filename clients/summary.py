@@ -165,7 +165,7 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def _ci(stats: Stats) -> str:
-    if stats.score_ci is None:
+    if stats.score_ci is None or stats.episodes < 2:
         return "-"
     return f"{stats.score_ci[0]:.2f}–{stats.score_ci[1]:.2f}"
 

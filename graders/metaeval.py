@@ -113,7 +113,7 @@ class _Checker:
         self.report = report
         self.judge = judge
         self.use_judge = use_judge
-        self.manager = EpisodeManager(environment, max_live=8)
+        self.manager = EpisodeManager(environment, max_live=16)
 
     def violation(self, seed: int, message: str) -> None:
         self.report.violations.append(f"seed {seed}: {message}")
@@ -126,7 +126,9 @@ class _Checker:
         if calls:
             await play(episode, calls)
         self.manager.close(episode.id)
-        return episode, await self.grade(episode)
+        grade = await self.grade(episode)
+        self.manager.release(episode.id)  # the record stays readable; the world is not needed any more
+        return episode, grade
 
     async def seed(self, seed: int) -> _SeedOutcome:
         out = _SeedOutcome()
@@ -139,28 +141,24 @@ class _Checker:
             self.manager.close_all()
         return out
 
-    def _instantiates_deterministically(self, seed: int) -> bool:
-        seen: list[tuple[str, str]] = []
-        for _ in range(2):
-            world, instance = self.environment.instantiate_task(self.template.id, seed)
-            try:
-                seen.append((instance.model_dump_json(), world.hash()))
-            finally:
-                world.close()
-        if seen[0][0] != seen[1][0]:
-            self.violation(seed, "not deterministic: instantiating the same seed twice gives different instances (use the rng argument)")
-        elif seen[0][1] != seen[1][1]:
-            self.violation(seed, "not deterministic: the same seed gives different start worlds (setup uses unseeded randomness?)")
-        return seen[0] == seen[1]
-
     async def _seed(self, seed: int, out: _SeedOutcome) -> None:
-        if not self._instantiates_deterministically(seed):
-            out.deterministic = False
-            out.oracle_failed = True
-            return
         episode = self.manager.create(task=self.template.id, seed=seed)
+        again = self.manager.create(task=self.template.id, seed=seed)
         instance = episode.task
-        assert instance is not None  # a task episode always has its instance
+        assert instance is not None and again.task is not None  # a task episode always has its instance
+        if again.task.model_dump_json() != instance.model_dump_json():
+            self.violation(seed, "not deterministic: instantiating the same seed twice gives different instances (use the rng argument)")
+        elif again.record.header.start_hash != episode.record.header.start_hash:
+            self.violation(seed, "not deterministic: the same seed gives different start worlds (setup uses unseeded randomness?)")
+        else:
+            await self._checks(seed, out, episode, again)
+            return
+        out.deterministic = False
+        out.oracle_failed = True
+
+    async def _checks(self, seed: int, out: _SeedOutcome, episode: Episode, again: Episode) -> None:
+        instance = episode.task
+        assert instance is not None
         problems = lint_instance(self.environment, instance)
         if self.template.tools:
             undeclared = sorted({c.tool for c in instance.oracle} - set(self.template.tools))
@@ -188,7 +186,9 @@ class _Checker:
         if regraded.to_json() != grade.to_json():
             out.deterministic = False
             self.violation(seed, f"re-grading the oracle's record offline gives another grade ({regraded.score:.3f} vs {grade.score:.3f})")
-        _, grade_again = await self.run(seed, instance.oracle)
+        await play(again, instance.oracle)
+        self.manager.close(again.id)
+        grade_again = await self.grade(again)
         if grade_again.end_hash != grade.end_hash or _strip_id(grade_again) != _strip_id(grade):
             out.deterministic = False
             self.violation(seed, "not deterministic: replaying the oracle on the same seed gives another end world or grade")

@@ -3,14 +3,15 @@
 Every call is one event in the record, whatever happens. Mutating calls run inside a SAVEPOINT: if the
 tool refuses (DomainError) or crashes, everything it wrote is rolled back before the error is returned,
 so a refused action never leaves a partial write. Read-only calls skip the savepoint and the change-log
-read (they are the hot path of most episodes); a read-only tool that writes anyway is a kit bug and is
-reported as an internal error.
+read (they are the hot path of most episodes) and run under ``PRAGMA query_only``: a read-only tool that
+tries to write anyway is refused by SQLite, writes nothing, and is reported as an internal error (a kit bug).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import time
 from typing import Any
 
@@ -96,17 +97,25 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
     kwargs = {field: getattr(validated, field) for field in spec.parameter_names}
     conn = world.conn
     if not spec.mark.mutates:
-        before = conn.total_changes
+        # query_only makes SQLite itself refuse any write, so a read-only tool can never change the world.
+        conn.execute("PRAGMA query_only = 1")
         try:
             value = await spec.fn(ctx, **kwargs)
             result = spec.dump_result(value)
         except DomainError as exc:
             return finish(error=CallError(error_class="refused", code=exc.code, message=exc.message))
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc):
+                log.exception("tool %s crashed", name)
+                return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
+            log.error("read-only tool %s tried to write", name)
+            message = f"read-only tool {name!r} wrote to the world (refused by SQLite; nothing was written)"
+            return finish(error=CallError(error_class="internal", code="internal_error", message=message))
         except Exception as exc:  # a kit bug: recorded as internal, never blamed on the agent
             log.exception("tool %s crashed", name)
             return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
-        if conn.total_changes != before:
-            return finish(error=CallError(error_class="internal", code="internal_error", message=f"read-only tool {name!r} wrote to the world"))
+        finally:
+            conn.execute("PRAGMA query_only = 0")
         return finish(result=result)
 
     mark = world.change_mark()

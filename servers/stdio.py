@@ -2,14 +2,22 @@
 
 ``python -m envs.finance serve`` (the default transport) runs :func:`run_stdio`: the episode is created at
 start, served over stdin/stdout in either protocol era, and closed when stdin closes, which writes the
-record's footer. Nothing but MCP goes to stdout; logs go to stderr.
+record's footer. On SIGTERM or SIGHUP the episode is closed the same way (footer written) and the process
+then dies by that signal: MCP clients terminate a server that does not exit within a couple of seconds
+of closing its stdin, the record must still end with its footer, and the SDK's stdin reader sits in a
+blocking read that no cancellation can interrupt. Nothing but MCP goes to stdout; logs go to stderr.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import sys
+import threading
 from pathlib import Path
 
+import anyio
 from mcp.server.stdio import stdio_server
 
 from servers.environment import Environment
@@ -48,9 +56,24 @@ async def run_stdio(
     log.info("serving episode %s of %s over stdio (task=%s, seed=%d)", episode.id, environment.name, task, seed)
     server = build_mcp_server(environment, fixed_episode(episode))
     try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async with anyio.create_task_group() as tg:
+            if threading.current_thread() is threading.main_thread():  # signal handlers live on the main thread
+                tg.start_soon(_close_on_signal, manager, episode)
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            tg.cancel_scope.cancel()
     finally:
-        manager.close(episode.id, reason="stdin closed")
+        manager.close(episode.id, reason="stdin closed")  # idempotent: a signal may have closed it already
         log.info("episode %s closed after %d tool calls", episode.id, episode.seq)
     return episode
+
+
+async def _close_on_signal(manager: EpisodeManager, episode: Episode) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            manager.close(episode.id, reason=name)
+            log.info("episode %s closed on %s after %d tool calls", episode.id, name, episode.seq)
+            sys.stderr.flush()
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)

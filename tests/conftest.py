@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -9,6 +10,20 @@ import pytest
 from servers.episodes import Episode, EpisodeManager
 from tests.toy_env import environment as toy_environment
 from tests.toy_env import faulty_environment
+
+
+@pytest.fixture(scope="session", autouse=True)
+def template_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Templates cached on disk for this run only (never the user's ~/.cache), shared with server subprocesses.
+
+    A cache directory given by the caller (e.g. CI's ``TOOLGYM_CACHE_DIR``) is kept, so it can persist.
+    """
+    given = os.environ.get("TOOLGYM_CACHE_DIR")
+    directory = given or str(tmp_path_factory.mktemp("toolgym-cache"))
+    os.environ["TOOLGYM_CACHE_DIR"] = directory
+    yield directory
+    if given is None:
+        del os.environ["TOOLGYM_CACHE_DIR"]
 
 
 @pytest.fixture

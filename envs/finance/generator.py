@@ -415,6 +415,11 @@ class _Builder:
             row["status"], row["resolved_at"] = "closed", stamp(day + timedelta(days=3), 14)
             row["resolution"] = "Customer confirmed the transaction as genuine"
             self.audit(row["resolved_at"], "STF-0012", "close_alert", "alert", row, resolution=row["resolution"])
+        elif day < TODAY - timedelta(days=7) and severity == "high" and self.rng.random() < 0.4:
+            row["status"], row["escalated_to"] = "escalated", "Financial Crimes Unit"
+            row["escalation_reason"] = "Customer did not recognise the charge; card frozen"
+            self.audit(stamp(day + timedelta(days=1), 11), "STF-0011", "escalate_alert", "alert", row,
+                       reason=row["escalation_reason"])
         self.rows["compliance_alerts"].append(row)
         return row
 

@@ -6,6 +6,8 @@ rates are decimal strings too. These models are the tools' output schemas, so ea
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
@@ -48,7 +50,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-def _f(description: str) -> object:
+def _f(description: str) -> Any:
     return Field(description=description)
 
 

@@ -298,7 +298,7 @@ MONEY_COLUMNS: dict[str, list[str]] = {
     "accounts": ["balance_minor", "overdraft_limit_minor"],
     "daily_limits": ["limit_minor"],
     "cards": ["daily_limit_minor"],
-    "transfers": ["amount_minor", "fee_minor", "to_amount_minor"],
+    "transfers": ["amount_minor", "fee_minor", "to_amount_minor", "rate_micros"],
     "transactions": ["amount_minor"],
     "disputes": ["amount_minor"],
     "prices": ["close_minor"],

@@ -124,29 +124,29 @@ class Ledger:
         self.frozen_from: date | None = None
         self.card_plan: list[tuple[date, date, Row]] = []
 
-    def start_of(self, account: Row) -> date:
+    def _start_of(self, account: Row) -> date:
         return max(OPENING_DAY, date.fromisoformat(account["opened_on"]))
 
     def simulate(self) -> None:
         """Open every account, then live through the six months."""
         for account in self.accounts:
-            self.open(account)
+            self._open(account)
         if self.checking is not None:
-            self.plan_cards()
-            self.daily_life()
+            self._plan_cards()
+            self._daily_life()
         elif self.savings is not None:
-            for day in month_ends(self.start_of(self.savings) + timedelta(days=1), TODAY):
-                self.month_end(day)
+            for day in month_ends(self._start_of(self.savings) + timedelta(days=1), TODAY):
+                self._month_end(day)
         if self.brokerage is not None:
-            self.trading()
+            self._trading()
         if self.foreign is not None:
-            self.foreign_life()
+            self._foreign_life()
         if self.checking is not None and self.wealth:
-            self.wires()
+            self._wires()
         if self.frozen_from is not None:
-            self.freeze_checking()
+            self._freeze_checking()
 
-    def open(self, account: Row) -> None:
+    def _open(self, account: Row) -> None:
         rng = self.rng
         ranges = {"checking": (50_000, 800_000, 1_000_000, 12_000_000), "savings": (100_000, 4_000_000, 2_000_000, 25_000_000),
                   "brokerage": (200_000, 3_000_000, 2_000_000, 40_000_000)}
@@ -154,7 +154,7 @@ class Ledger:
         if account is self.foreign:
             low, high, wlow, whigh = 30_000, 1_200_000, 30_000, 1_200_000
         amount = rng.randint(wlow, whigh) if self.wealth else rng.randint(low, high)
-        start = self.start_of(account)
+        start = self._start_of(account)
         if start == OPENING_DAY:
             self.books.txn(account, start, amount, "opening", "opening_balance", memo="Balance brought forward")
         else:
@@ -162,7 +162,7 @@ class Ledger:
 
     # -- cards --------------------------------------------------------------------------------------
 
-    def plan_cards(self) -> None:
+    def _plan_cards(self) -> None:
         """Decide each card's life (lost and replaced, frozen) and when it can be used."""
         rng = self.rng
         assert self.checking is not None
@@ -173,14 +173,14 @@ class Ledger:
         roll = rng.random()
         if roll < 0.02:
             self.frozen_from = TODAY - timedelta(days=rng.randint(5, 40))
-            self.card_plan = [(self.start_of(self.checking), self.frozen_from - timedelta(days=1), card)]
+            self.card_plan = [(self._start_of(self.checking), self.frozen_from - timedelta(days=1), card)]
         elif roll < 0.07:
             lost = TODAY - timedelta(days=rng.randint(10, 170))
             card["status"] = "cancelled"
             card["status_reason"] = f"Reported lost on {lost.isoformat()}; replacement issued"
             replacement = self.books.new_card(self.checking, lost + timedelta(days=3))
             self.books.audit(stamp(lost, 10, 5), rng.choice(ANALYSTS), "cancel_card", "card", card["card_id"], reason="lost")
-            self.card_plan = [(self.start_of(self.checking), lost - timedelta(days=1), card),
+            self.card_plan = [(self._start_of(self.checking), lost - timedelta(days=1), card),
                               (lost + timedelta(days=3), TODAY, replacement)]
         elif roll < 0.11:
             frozen = TODAY - timedelta(days=rng.randint(5, 45))
@@ -189,14 +189,14 @@ class Ledger:
                                                 "Customer requested a temporary freeze while travelling"])
             self.books.audit(card["frozen_at"], rng.choice(ANALYSTS), "freeze_card", "card", card["card_id"],
                              reason=card["status_reason"])
-            self.card_plan = [(self.start_of(self.checking), frozen - timedelta(days=1), card)]
+            self.card_plan = [(self._start_of(self.checking), frozen - timedelta(days=1), card)]
         else:
-            self.card_plan = [(self.start_of(self.checking), TODAY, card)]
+            self.card_plan = [(self._start_of(self.checking), TODAY, card)]
 
-    def card_on(self, day: date) -> Row | None:
+    def _card_on(self, day: date) -> Row | None:
         return next((card for start, end, card in self.card_plan if start <= day <= end), None)
 
-    def freeze_checking(self) -> None:
+    def _freeze_checking(self) -> None:
         assert self.checking is not None and self.frozen_from is not None
         at = stamp(self.frozen_from, 9, self.rng.randint(0, 59))
         reason = self.rng.choice(["Suspected account takeover - fraud team review", "Court order received - legal review",
@@ -209,13 +209,13 @@ class Ledger:
 
     # -- the main checking account ------------------------------------------------------------------
 
-    def daily_life(self) -> None:
+    def _daily_life(self) -> None:
         rng, books, account = self.rng, self.books, self.checking
         assert account is not None
-        start = self.start_of(account) + timedelta(days=1)
+        start = self._start_of(account) + timedelta(days=1)
         end = (self.frozen_from - timedelta(days=1)) if self.frozen_from else TODAY
         schedule: dict[date, list[tuple[str, Any]]] = defaultdict(list)
-        monthly = self.plan_income(schedule, start)
+        monthly = self._plan_income(schedule, start)
         rent = monthly * rng.randint(20, 36) // 100 // 100 * 100
         landlord = rng.choice(cat.LANDLORDS)
         months = [date(2025, m, 1) for m in (10, 11, 12)] + [date(2026, m, 1) for m in (1, 2, 3)]
@@ -232,24 +232,24 @@ class Ledger:
                 schedule[first.replace(day=dom)].append(("subscription", (name, price)))
         for day in month_ends(start, TODAY):
             schedule[day].append(("month_end", None))
-        trip = self.plan_trip()
+        trip = self._plan_trip()
         rate = rng.uniform(0.2, 0.55) * (1.3 if self.wealth else 1.0)
         merchants = cat.MERCHANTS[self.region]
         for day in _days(start, TODAY):
             if day > end:  # a frozen checking account is still — but its savings keep earning interest
                 if any(what == "month_end" for what, _ in schedule.get(day, [])):
-                    self.month_end(day)
+                    self._month_end(day)
                 continue
             for what, payload in schedule.get(day, []):
-                self.scheduled(day, what, payload)
-            card = self.card_on(day)
+                self._scheduled(day, what, payload)
+            card = self._card_on(day)
             if card is None:
                 continue
             abroad = trip is not None and trip[0] <= day <= trip[1]
             count = int(rate) + (1 if rng.random() < rate - int(rate) else 0) + (1 if day.weekday() >= 5 and rng.random() < 0.3 else 0)
             for _ in range(count + (1 if abroad else 0)):
                 if abroad and trip is not None:
-                    self.foreign_purchase(day, card, trip[2], trip[3])
+                    self._foreign_purchase(day, card, trip[2], trip[3])
                     continue
                 merchant = rng.choice(merchants)
                 amount = merchant.low + int((merchant.high - merchant.low) * rng.random() ** 2)
@@ -261,7 +261,7 @@ class Ledger:
                 if books.spendable(account) - amount > 0:
                     books.txn(account, day, -amount, "atm", "cash", merchant=f"{cat.BANK_NAME} ATM", card=card)
 
-    def plan_income(self, schedule: dict[date, list[tuple[str, Any]]], start: date) -> int:
+    def _plan_income(self, schedule: dict[date, list[tuple[str, Any]]], start: date) -> int:
         rng = self.rng
         age = self.customer["_age"]
         if age >= 67:
@@ -291,22 +291,22 @@ class Ledger:
                 schedule[day].append(("income", ("deposit", "Mobile cheque deposit", monthly // 3)))
         return monthly
 
-    def plan_trip(self) -> tuple[date, date, str, str] | None:
+    def _plan_trip(self) -> tuple[date, date, str, str] | None:
         rng = self.rng
         if rng.random() >= 0.25:
             return None
         start = HISTORY_START + timedelta(days=rng.randint(20, 160))
         region = rng.choice([r for r in ("US", "GB", "EU") if r != self.region])
         country = {"US": "US", "GB": "GB"}.get(region) or rng.choice(EU_COUNTRIES)
-        if self.checking is not None and self.card_on(start - timedelta(days=21)) is not None:
+        if self.checking is not None and self._card_on(start - timedelta(days=21)) is not None:
             name, category, low, high = rng.choice(cat.TRAVEL_MERCHANTS)
             amount = rng.randint(low, high)
             if self.books.spendable(self.checking) > amount:
                 self.books.txn(self.checking, start - timedelta(days=21), -amount, "card", category, merchant=name,
-                               country=self.customer["country"], card=self.card_on(start - timedelta(days=21)), lag=1)
+                               country=self.customer["country"], card=self._card_on(start - timedelta(days=21)), lag=1)
         return start, start + timedelta(days=rng.randint(4, 8)), region, country
 
-    def foreign_purchase(self, day: date, card: Row, region: str, country: str) -> None:
+    def _foreign_purchase(self, day: date, card: Row, region: str, country: str) -> None:
         assert self.checking is not None
         merchant = self.rng.choice(cat.MERCHANTS[region])
         local_currency = REGION_CURRENCY[region]
@@ -317,7 +317,7 @@ class Ledger:
             self.books.txn(self.checking, day, -amount, "card", merchant.category, merchant=merchant.name, country=country,
                            card=card, lag=1, memo=f"FX {local // 100}.{local % 100:02d} {local_currency} @ {rate / 1e6:.6f}")
 
-    def scheduled(self, day: date, what: str, payload: Any) -> None:
+    def _scheduled(self, day: date, what: str, payload: Any) -> None:
         books, account, rng = self.books, self.checking, self.rng
         assert account is not None
         if what == "income":
@@ -328,7 +328,7 @@ class Ledger:
             if self.savings is not None and kind != "deposit" and day < TODAY and rng.random() < 0.7:
                 sweep = (rng.randint(10, 80) if self.wealth else rng.randint(1, 15)) * 10_000
                 if books.spendable(account) - account["overdraft_limit_minor"] > sweep + 200_000:
-                    self.internal(account, self.savings, sweep, day + timedelta(days=1), "Monthly savings")
+                    self._internal(account, self.savings, sweep, day + timedelta(days=1), "Monthly savings")
         elif what == "rent":
             landlord, amount = payload
             books.txn(account, day, -amount, "direct_debit", "housing", merchant=landlord, memo="Monthly rent / mortgage",
@@ -339,16 +339,16 @@ class Ledger:
                       reference=f"DD-{ascii_fold(name)[:8].upper()}-{day:%Y%m}")
         elif what == "subscription":
             name, price = payload
-            card = self.card_on(day)
+            card = self._card_on(day)
             if card is not None and books.spendable(account) > price:
                 books.txn(account, day, -price, "card", "subscriptions", merchant=name, country=self.customer["country"],
                           card=card, lag=rng.choice([0, 1]))
         elif what == "month_end":
-            self.month_end(day)
+            self._month_end(day)
 
-    def month_end(self, day: date) -> None:
+    def _month_end(self, day: date) -> None:
         books, rng = self.books, self.rng
-        if self.savings is not None and day > self.start_of(self.savings):
+        if self.savings is not None and day > self._start_of(self.savings):
             balance = books.balance.get(self.savings["account_id"], 0)
             interest = balance * self.savings["interest_rate_bps"] // 120_000
             if interest > 0:
@@ -357,16 +357,16 @@ class Ledger:
         if account is None or self.frozen_from is not None and day >= self.frozen_from:
             return
         balance = books.balance.get(account["account_id"], 0)
-        if not self.wealth and balance < 150_000 and day > self.start_of(account) + timedelta(days=30):
+        if not self.wealth and balance < 150_000 and day > self._start_of(account) + timedelta(days=30):
             fee = 1_200 if account["currency"] == "USD" else 500
             books.txn(account, day, -fee, "fee", "fees", memo="Monthly maintenance fee (balance under 1,500.00)")
         if self.savings is not None and books.spendable(account) < 30_000:
             saved = books.balance.get(self.savings["account_id"], 0)
             amount = rng.randint(10, 25) * 10_000
             if saved > amount + 100_000:
-                self.internal(self.savings, account, amount, day, "Top up checking")
+                self._internal(self.savings, account, amount, day, "Top up checking")
 
-    def internal(self, source: Row, target: Row, amount: int, day: date, memo: str) -> None:
+    def _internal(self, source: Row, target: Row, amount: int, day: date, memo: str) -> None:
         at = stamp(day, self.rng.randint(7, 22), self.rng.randint(0, 59))
         transfer = self.books.transfer("internal", source, amount, at, target=target, memo=memo)
         self.books.txn(source, day, -amount, "transfer", "transfer", memo=f"Transfer to {target['account_id']}",
@@ -376,7 +376,7 @@ class Ledger:
 
     # -- other accounts -----------------------------------------------------------------------------
 
-    def trading(self) -> None:
+    def _trading(self) -> None:
         rng, books, account = self.rng, self.books, self.brokerage
         assert account is not None
         risk = self.customer["risk_profile"]
@@ -384,10 +384,10 @@ class Ledger:
         suitable = [i for i in universe if i.risk_level in SUITABLE[risk]]
         held: dict[str, list[int]] = {}
         for inst in rng.sample(suitable, k=min(len(suitable), rng.randint(2, 6))):
-            self.hold_position(held, inst, rng.randint(100_000, 8_000_000) * (3 if self.wealth else 1))
+            self._hold_position(held, inst, rng.randint(100_000, 8_000_000) * (3 if self.wealth else 1))
         if rng.random() < 0.12:
-            self.hold_position(held, rng.choice(universe), rng.randint(100_000, 1_500_000))
-        start = self.start_of(account) + timedelta(days=1)
+            self._hold_position(held, rng.choice(universe), rng.randint(100_000, 1_500_000))
+        start = self._start_of(account) + timedelta(days=1)
         weekdays = [d for d in _days(start, TODAY - timedelta(days=1)) if d.weekday() < 5]
         placed_by = self.customer["relationship_manager"] or rng.choice(ANALYSTS)
         for day in sorted(rng.sample(weekdays, k=min(len(weekdays), rng.randint(0, 4)))):
@@ -422,19 +422,19 @@ class Ledger:
                 books.rows["positions"].append({"account_id": account["account_id"], "symbol": symbol,
                                                 "quantity": quantity, "avg_cost_minor": cost})
 
-    def hold_position(self, held: dict[str, list[int]], inst: cat.Instrument, value: int) -> None:
+    def _hold_position(self, held: dict[str, list[int]], inst: cat.Instrument, value: int) -> None:
         price = self.books.price_on(inst.symbol, HISTORY_START)
         quantity = max(1, value // price)
         cost = max(1, price * self.rng.randint(70, 120) // 100)
         held[inst.symbol] = [quantity, cost]
 
-    def foreign_life(self) -> None:
+    def _foreign_life(self) -> None:
         rng, books, account = self.rng, self.books, self.foreign
         assert account is not None
         region = {"USD": "US", "GBP": "GB", "EUR": "EU"}[account["currency"]]
         country = {"US": "US", "GB": "GB"}.get(region) or rng.choice(EU_COUNTRIES)
         card = next(iter(books.card_rows.get(account["account_id"], [])), None)
-        for day in _days(self.start_of(account) + timedelta(days=1), TODAY):
+        for day in _days(self._start_of(account) + timedelta(days=1), TODAY):
             if card is not None and rng.random() < 0.05:
                 merchant = rng.choice(cat.MERCHANTS[region])
                 amount = merchant.low + int((merchant.high - merchant.low) * rng.random() ** 2)
@@ -459,7 +459,7 @@ class Ledger:
             books.txn(target, day, credited, "fx", "fx", memo=f"Converted from {source['currency']} at {rate / 1e6:.6f}",
                       reference=transfer["reference"], transfer=transfer)
 
-    def wires(self) -> None:
+    def _wires(self) -> None:
         rng, books, account = self.rng, self.books, self.checking
         assert account is not None
         end = (self.frozen_from or TODAY) - timedelta(days=2)

@@ -171,8 +171,9 @@ def quote_view(world: World, row: dict[str, Any], today: str) -> m.Quote:
     change = None
     if month_ago:
         basis = month_ago[0]["close_minor"]
-        bp = (last["close_minor"] - basis) * 10_000 // basis if last["close_minor"] >= basis else -((basis - last["close_minor"]) * 10_000 // basis)
-        change = f"{'-' if bp < 0 else ''}{abs(bp) // 100}.{abs(bp) % 100:02d}"
+        moved = last["close_minor"] - basis
+        bp = abs(moved) * 10_000 // basis  # basis points, truncated toward zero
+        change = f"{'-' if moved < 0 else ''}{bp // 100}.{bp % 100:02d}"
     return m.Quote(
         symbol=row["symbol"], name=row["name"], asset_class=row["asset_class"], currency=currency, risk_level=row["risk_level"],
         exchange=row["exchange"], price=money(last["close_minor"], currency), price_date=last["price_date"],

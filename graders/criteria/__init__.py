@@ -6,6 +6,7 @@
 | ``change_set``    | ChangeSetMatch  | the episode's net diff vs the oracle's       |
 | ``no_collateral`` | NoCollateral    | the net diff vs the task's allowed changes   |
 | ``tool_called``   | ToolCalled      | the record's tool calls                      |
+| ``any_tool_called`` | AnyToolCalled | the record's tool calls (one of several)    |
 | ``tool_not_called`` | ToolNotCalled | the record's tool calls                      |
 | ``call_order``    | CallOrder       | the record's tool calls, in order            |
 | ``call_budget``   | CallBudget      | call and agent-error counts                  |
@@ -28,7 +29,7 @@ from graders.criteria.custom import CustomCheck, criterion
 from graders.criteria.judge import JudgeClient, LLMJudge
 from graders.criteria.matchers import absent, facts, number, number_range, one_of, present, regex, text
 from graders.criteria.state import StateCheck, state
-from graders.criteria.transcript import CallBudget, CallOrder, CallPattern, ToolCalled, ToolNotCalled
+from graders.criteria.transcript import AnyToolCalled, CallBudget, CallOrder, CallPattern, ToolCalled, ToolNotCalled
 
 __all__ = [
     "Criterion",
@@ -39,6 +40,7 @@ __all__ = [
     "NoCollateral",
     "AllowedChange",
     "ToolCalled",
+    "AnyToolCalled",
     "ToolNotCalled",
     "CallOrder",
     "CallBudget",
@@ -65,6 +67,7 @@ Criterion = Annotated[
     | ChangeSetMatch
     | NoCollateral
     | ToolCalled
+    | AnyToolCalled
     | ToolNotCalled
     | CallOrder
     | CallBudget

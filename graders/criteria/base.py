@@ -10,6 +10,7 @@ success too — so a grade explains itself without re-running anything.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -100,6 +101,11 @@ def tool_argument_names(environment: Environment, tool: str) -> set[str] | None:
 
 
 
-def schema_tables(environment: Environment) -> set[str]:
+def schema_tables(environment: Environment) -> frozenset[str]:
     """The table names the environment's fixture schema creates (read from its DDL, no database built)."""
-    return set(_CREATE_TABLE.findall(environment.fixture.schema))
+    return _tables_in(environment.fixture.schema)
+
+
+@lru_cache(maxsize=64)
+def _tables_in(schema: str) -> frozenset[str]:
+    return frozenset(_CREATE_TABLE.findall(schema))

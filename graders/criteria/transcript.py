@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CallPattern",
     "ToolCalled",
+    "AnyToolCalled",
     "ToolNotCalled",
     "CallOrder",
     "CallBudget",
@@ -143,6 +144,36 @@ class ToolCalled(CriterionBase):
             return self.result(False, f"{len(hits)} matching calls of {pattern.describe()} ({bounds}): {listed}")
         first = f": {render_call(hits[0])}" if hits else ""
         return self.result(True, f"{len(hits)} matching call(s) of {pattern.describe()} ({bounds}){first}")
+
+
+class AnyToolCalled(CriterionBase):
+    """Some call matches one of ``patterns`` — for work that several tools can do (a balance read through
+    ``list_accounts`` or ``get_account``), where requiring one tool would fail correct agents."""
+
+    kind: Literal["any_tool_called"] = "any_tool_called"
+    patterns: list[PatternField] = Field(min_length=1)
+
+    @property
+    def alternatives(self) -> list[CallPattern]:
+        """The patterns, validated."""
+        return cast(list[CallPattern], self.patterns)
+
+    def describe(self) -> str:
+        """``calls get_account(...) or list_accounts(...)``."""
+        return "calls " + " or ".join(p.describe() for p in self.alternatives)
+
+    def lint(self, environment: Environment) -> list[str]:
+        """See :meth:`CallPattern.lint`."""
+        return [problem for p in self.alternatives for problem in p.lint(environment, "any_tool_called")]
+
+    def evaluate(self, ctx: GradingContext) -> CriterionResult:
+        """Find the first call matching any pattern."""
+        for event in ctx.calls:
+            for pattern in self.alternatives:
+                if pattern.matches(event)[0]:
+                    return self.result(True, f"{render_call(event)} matches {pattern.describe()}")
+        misses = "; ".join(_near_misses(p, ctx.calls) for p in self.alternatives)
+        return self.result(False, f"no call of {self.describe().removeprefix('calls ')}; {misses}")
 
 
 class ToolNotCalled(CriterionBase):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 
-from clients.rl import open_episode
+from clients.rl import Gym, open_episode, open_gym
 from fixtures.errors import EnvironmentNotFound, TaskError
 from servers.episodes import EpisodeManager
 from tests.clients.toyenv import environment
@@ -76,3 +78,38 @@ async def test_bad_names_are_clear_errors() -> None:
         assert free.prompt == ""
         with pytest.raises(TaskError, match="free play"):
             await free.finish()
+
+
+async def test_a_gym_shares_one_client_between_concurrent_isolated_episodes() -> None:
+    rewards: dict[int, float] = {}
+
+    async def play(gym: Gym, seed: int, solve: bool) -> None:
+        world, instance = environment.instantiate_task("pay_back", seed)
+        world.close()
+        async with gym.episode("pay_back", seed) as ep:
+            assert ep.prompt == instance.prompt
+            if solve:
+                for step in instance.oracle:
+                    obs = await ep.step(step.tool, step.arguments)
+                    assert not obs.is_error, obs.text
+            else:
+                await ep.step("list_accounts", {})
+            assert [c.tool for c in ep.record.tool_calls] == ([s.tool for s in instance.oracle] if solve else ["list_accounts"])
+            rewards[seed] = (await ep.finish()).reward
+
+    with anyio.fail_after(30):
+        async with open_gym(environment) as gym:
+            async with anyio.create_task_group() as group:
+                for seed in range(6):
+                    group.start_soon(play, gym, seed, seed % 2 == 0)
+            assert len(gym.manager) == 0
+            async with gym.episode("report_balance", 0) as ep:
+                assert {t["function"]["name"] for t in ep.tools} >= {"transfer", "submit_answer"}
+    assert rewards == {0: 1.0, 1: 0.0, 2: 1.0, 3: 0.0, 4: 1.0, 5: 0.0}
+
+
+async def test_a_gym_request_without_its_episode_is_refused() -> None:
+    async with open_gym(environment) as gym:
+        async with gym.episode("report_balance", 0):
+            with pytest.raises(MCPError, match="must name its episode"):
+                await gym._client.call_tool("list_accounts", {})  # noqa: SLF001 - a caller bypassing the episode

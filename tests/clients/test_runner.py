@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from clients.agents.base import Limits
+from clients.agents.base import AgentResult, AgentSession, Limits
 from clients.errors import AgentSpecError, RunError
 from clients.results import ResultLine, read_results
 from clients.runner import RunConfig, RunOutcome, run
@@ -208,8 +208,6 @@ async def test_bad_agent_specs_are_clear_errors(tmp_path: Path, spec: str, messa
 
 
 async def test_agent_timeout_stops_the_episode_and_it_is_still_graded(tmp_path: Path) -> None:
-    from clients.agents.base import AgentResult, AgentSession
-
     class Stuck:
         spec = "stuck"
         transport = "memory"
@@ -227,3 +225,31 @@ async def test_agent_timeout_stops_the_episode_and_it_is_still_graded(tmp_path: 
     outcome = await go(tmp_path / "run", agent=Stuck(), tasks="report_balance", limits=Limits(episode_timeout=0.2))
     (line,) = outcome.lines
     assert line.status == "graded" and line.stop_reason == "timeout" and not line.passed and line.tool_calls == 1
+
+
+class SignsItsWork:
+    """Calls tools through the raw client (not session.call_tool), interleaving with the other workers."""
+
+    spec = "signer"
+    transport = "memory"
+    needs_instance = False
+    needs_tools = True
+
+    async def run(self, session: AgentSession) -> AgentResult:
+        assert session.client is not None and {t.name for t in session.tools} >= {"submit_answer"}
+        for part in range(3):
+            await session.client.call_tool("submit_answer", {"text": f"{session.name}#{part}"})
+            await anyio.sleep(0)  # let every other worker's calls interleave with ours
+        return AgentResult()
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_concurrent_episodes_on_the_shared_client_stay_isolated(tmp_path: Path) -> None:
+    outcome = await go(tmp_path / "run", agent=SignsItsWork(), seeds="0-3", concurrency=6)
+    assert len(outcome.lines) == 12
+    for line in outcome.lines:
+        record = read_record(tmp_path / "run" / line.record, require_closed=True)  # type: ignore[operator]
+        name = Path(line.record).stem  # type: ignore[arg-type]
+        assert [c.arguments["text"] for c in record.tool_calls] == [f"{name}#0", f"{name}#1", f"{name}#2"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graders.criteria import CallBudget, CallOrder, ToolCalled, ToolNotCalled, number
+from graders.criteria import AnyToolCalled, CallBudget, CallOrder, ToolCalled, ToolNotCalled, number
 from graders.tasks import call
 from tests.graders.conftest import Evaluate, Run
 
@@ -85,3 +85,14 @@ async def test_call_budget_counts_agent_errors_only(run: Run, evaluate: Evaluate
     over = await evaluate(done, CallBudget(max_calls=3, max_errors=1))
     assert not over.passed
     assert over.evidence.startswith("over budget: 4 calls (max 3); 3 agent errors (max 1): #2 get_account(account_id=0) → invalid_arguments:")
+
+
+async def test_any_of_several_calls(run: Run, evaluate: Evaluate) -> None:
+    done = await run("balance_lookup", 0, [call("find_customer", email="c1@example.test")])
+    rule = AnyToolCalled(patterns=[{"tool": "get_account", "args": {"account_id": 2}}, "find_customer"])
+    good = await evaluate(done, rule)
+    assert good.passed and good.name == "calls get_account(account_id=2) or find_customer()"
+    assert good.evidence.startswith('#1 find_customer(email="c1@example.test") → ok matches find_customer()')
+    bad = await evaluate(done, AnyToolCalled(patterns=["get_account", "verify_identity"]))
+    assert not bad.passed
+    assert bad.evidence == "no call of get_account() or verify_identity(); get_account was never called; verify_identity was never called"

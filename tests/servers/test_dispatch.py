@@ -92,7 +92,9 @@ async def test_crash_after_a_write_rolls_the_write_back(faulty_episode: Episode)
 
 
 async def test_read_only_tool_that_writes_is_internal(faulty_episode: Episode) -> None:
+    before = faulty_episode.world.full_hash()
     event = await call_tool(faulty_episode, "sneaky_write", {})
+    assert faulty_episode.world.full_hash() == before  # SQLite refused the write: nothing to roll back
     assert event.error is not None
     assert (event.error.error_class, event.error.code) == ("internal", "internal_error")
     assert "read-only tool 'sneaky_write' wrote to the world" in event.error.message

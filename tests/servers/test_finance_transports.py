@@ -17,10 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def child_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Environment for the server subprocesses: one shared template cache, so only the first one builds it."""
-    cache = os.environ.get("TOOLGYM_CACHE_DIR") or str(tmp_path_factory.mktemp("template-cache"))
-    return {**os.environ, "TOOLGYM_CACHE_DIR": cache, "TOOLGYM_TOKEN": ""}
+def child_env(template_cache: str) -> dict[str, str]:
+    """Environment for the server subprocesses: the run's template cache, so only the first one builds it."""
+    return {**os.environ, "TOOLGYM_CACHE_DIR": template_cache, "TOOLGYM_TOKEN": ""}
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +29,7 @@ def first_customer() -> str:
     return str(world.query("SELECT customer_id FROM customers ORDER BY customer_id LIMIT 1")[0]["customer_id"])
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_finance_over_stdio(tmp_path: Path, first_customer: str, child_env: dict[str, str], mode: str) -> None:
+async def test_finance_over_stdio(tmp_path: Path, first_customer: str, child_env: dict[str, str]) -> None:
     record_path = tmp_path / "finance.jsonl"
     params = StdioServerParameters(
         command=sys.executable,
@@ -40,7 +38,7 @@ async def test_finance_over_stdio(tmp_path: Path, first_customer: str, child_env
         env=child_env,
     )
     with anyio.fail_after(60):
-        async with Client(params, mode=mode) as client:
+        async with Client(params) as client:  # both protocol eras over stdio: tests/servers/test_stdio.py
             tools = {t.name for t in (await client.list_tools()).tools}
             added = await client.call_tool("add_note", {"customer_id": first_customer, "body": "called about fees"})
             notes = await client.call_tool("list_notes", {"customer_id": first_customer})

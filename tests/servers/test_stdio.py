@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -9,15 +12,19 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from servers import read_record
+from servers import EpisodeManager, read_record
+from servers.dispatch import call_tool
+from tests.toy_env import environment
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ["auto", "legacy"]
 
 
 def toy_server(*args: str) -> StdioServerParameters:
-    """``python -m tests.toy_env serve ARGS`` from the repository root."""
-    return StdioServerParameters(command=sys.executable, args=["-m", "tests.toy_env", "serve", *args], cwd=str(REPO))
+    """``python -m tests.toy_env serve ARGS`` from the repository root, with this run's environment."""
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "tests.toy_env", "serve", *args], cwd=str(REPO), env=dict(os.environ)
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -47,18 +54,41 @@ async def test_stdio_episode_end_to_end(tmp_path: Path, mode: str) -> None:
         ("accounts", "update"), ("accounts", "update"), ("transfers", "insert"),
     ]
     assert record.closed is not None
-    assert record.closed.tool_calls == 4 and record.closed.reason == "stdin closed"
+    assert record.closed.tool_calls == 4
+    assert record.closed.reason in ("stdin closed", "SIGTERM")  # a slow exit gets the client's SIGTERM
     assert record.closed.end_hash != record.header.start_hash
 
 
-async def test_each_stdio_process_is_a_fresh_episode(tmp_path: Path) -> None:
+async def test_a_stdio_episode_matches_the_same_episode_in_process(tmp_path: Path) -> None:
+    pay = {"from_account": "acc-001", "to_account": "acc-002", "amount": "1.00"}
     with anyio.fail_after(60):
-        for _ in range(2):
-            async with Client(toy_server("--record-dir", str(tmp_path))) as client:
-                result = await client.call_tool("transfer", {"from_account": "acc-001", "to_account": "acc-002", "amount": "1.00"})
-                assert result.structured_content["id"] == "tr-0001"  # type: ignore[index]
-    records = [read_record(p, require_closed=True) for p in sorted(tmp_path.glob("*.jsonl"))]
-    assert len(records) == 2
-    assert records[0].header.episode_id != records[1].header.episode_id
-    assert records[0].header.start_hash == records[1].header.start_hash
-    assert records[0].closed.end_hash == records[1].closed.end_hash  # type: ignore[union-attr]  # deterministic
+        async with Client(toy_server("--record-dir", str(tmp_path))) as client:
+            result = await client.call_tool("transfer", pay)
+            assert result.structured_content["id"] == "tr-0001"  # type: ignore[index]  # a fresh world
+    (path,) = tmp_path.glob("ep-*.jsonl")
+    record = read_record(path, require_closed=True)
+    local = EpisodeManager(environment).create()
+    await call_tool(local, "transfer", pay)
+    assert record.header.start_hash == local.record.header.start_hash
+    assert record.closed.end_hash == local.world.hash()  # type: ignore[union-attr]  # deterministic across processes
+
+
+async def test_sigterm_still_writes_the_footer(tmp_path: Path) -> None:
+    record_path = tmp_path / "terminated.jsonl"
+    command = [sys.executable, "-m", "tests.toy_env", "serve", "--record", str(record_path)]
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
+    with anyio.fail_after(60):
+        async with await anyio.open_process(command, cwd=REPO) as process:
+            assert process.stdin is not None and process.stdout is not None
+            await process.stdin.send((json.dumps(initialize) + "\n").encode())
+            reply = b""
+            while not reply.endswith(b"\n"):
+                reply += await process.stdout.receive()
+            assert json.loads(reply)["result"]["serverInfo"]["name"] == "toolgym-toy"
+            process.send_signal(signal.SIGTERM)  # stdin stays open: the server must not wait for it
+            assert await process.wait() == -signal.SIGTERM
+    record = read_record(record_path, require_closed=True)
+    assert record.closed is not None and record.closed.reason == "SIGTERM"

@@ -19,13 +19,14 @@ from envs.finance.catalog import NOW, TODAY
 from fixtures.errors import TaskError
 from fixtures.money import format_minor
 from fixtures.world import World
-from graders.criteria import AllowedChange, AnswerCheck, CustomCheck, NoCollateral, ToolNotCalled, allow, facts, number
+from graders.criteria import AllowedChange, AnswerCheck, CustomCheck, NoCollateral, StateCheck, ToolNotCalled, allow, facts, number, one_of, state
 from graders.tasks import ToolCall, call
 
 __all__ = [
     "NOW",
     "TODAY",
     "AGENT",
+    "AVAILABLE_SQL",
     "SUPERVISORS",
     "rows",
     "one",
@@ -40,6 +41,9 @@ __all__ = [
     "answer",
     "base_allowed",
     "no_collateral",
+    "ledger_allowed",
+    "customer_of",
+    "balance_is",
     "value_is",
     "answer_mentions",
     "looked_up",
@@ -61,6 +65,12 @@ SUPERVISORS: dict[str, tuple[str, int]] = {
     "STF-0003": ("Priya Raman", 5_000_000),
 }
 """Active supervisors: id → (name, approval limit in US cents). Read from the world where it matters."""
+
+AVAILABLE_SQL = """(a.balance_minor + a.overdraft_limit_minor
+    - (SELECT coalesce(sum(h.amount_minor), 0) FROM holds h WHERE h.account_id = a.account_id AND h.status = 'active')
+    + (SELECT coalesce(sum(t.amount_minor), 0) FROM transactions t WHERE t.account_id = a.account_id AND t.status = 'pending'
+       AND t.amount_minor < 0))"""
+"""SQL for an account's available balance (balance + overdraft - active holds - pending debits); the account is ``a``."""
 
 _ID_FORMAT: dict[str, tuple[str, str, int]] = {
     "transactions": ("txn_id", "TXN", 7),
@@ -173,6 +183,25 @@ def base_allowed(*customer_ids: str) -> list[AllowedChange]:
 def no_collateral() -> NoCollateral:
     """The standard collateral gate: every changed row must be one the task allows."""
     return NoCollateral(name="no collateral changes", gate=True)
+
+
+def ledger_allowed(*account_ids: str) -> list[AllowedChange]:
+    """Money moving on ``account_ids``: their balances change and ledger rows are written (or settled) on them."""
+    return [
+        allow("accounts", *account_ids, ops=["update"], columns=["balance_minor"]),
+        allow("transactions", ops=["insert", "update"], account_id=one_of(*account_ids)),
+    ]
+
+
+def customer_of(world: World, account_id: str) -> dict[str, Any]:
+    """The customer row owning ``account_id``."""
+    return one(world, "SELECT c.* FROM customers c JOIN accounts a ON a.customer_id = c.customer_id WHERE a.account_id = ?", account_id)
+
+
+def balance_is(account_id: str, minor: int, *, weight: float = 2.0, name: str | None = None, gate: bool = False) -> StateCheck:
+    """The account's ledger balance ends at exactly ``minor``."""
+    return state("SELECT balance_minor FROM accounts WHERE account_id = ?", account_id, expect=minor, weight=weight,
+                 gate=gate, name=name or f"balance of {account_id} = {minor}")
 
 
 def value_is(field: str, expected: str, *, weight: float = 2.0, name: str | None = None) -> AnswerCheck:

@@ -13,7 +13,6 @@ from envs.finance.tasks._common import (
     answer_mentions,
     base_allowed,
     caller,
-    full_name,
     money,
     never,
     no_collateral,

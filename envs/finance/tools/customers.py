@@ -24,7 +24,9 @@ def _normal_postcode(text: str) -> str:
 @tool(title="Search customers")
 async def search_customers(
     ctx: ToolContext,
-    query: Annotated[str, Field(min_length=2, max_length=100, description="Part of a name, e-mail, phone or a customer id")],
+    query: Annotated[
+        str, Field(min_length=2, max_length=100, pattern=r"\S", description="Part of a name, e-mail, phone or a customer id")
+    ],
     kyc_status: Literal["verified", "pending", "expired"] | None = None,
     segment: Literal["retail", "wealth"] | None = None,
     limit: Limit = 20,

@@ -269,3 +269,18 @@ async def test_alert_escalation_and_closing() -> None:
         assert closed["status"] == "closed" and closed["resolved_at"] == "2026-03-31T17:00:00+00:00"
         details = json.loads(s.one("SELECT details FROM audit_log WHERE audit_id = ?", (audit_key[2][0],))["details"])
         assert details == {"resolution": "Customer confirmed both charges"}
+
+
+async def test_the_same_calls_make_the_same_world() -> None:
+    hashes = []
+    for _ in range(2):
+        async with finance_session() as s:
+            customer_id = s.one(VERIFIED_CUSTOMER + "ORDER BY customer_id LIMIT 1 OFFSET 7")["customer_id"]
+            await s.verify(customer_id)
+            await s.ok("add_note", customer_id=customer_id, body="Called about a new card.")
+            wire = s.one("SELECT transfer_id FROM transfers WHERE status = 'pending_approval' ORDER BY transfer_id LIMIT 1")
+            await s.ok("reject_transfer", transfer_id=wire["transfer_id"], reason="Customer cancelled")
+            hashes.append(s.world.hash())
+            ids = [e.result for e in s.episode.record.tool_calls]
+    assert hashes[0] == hashes[1], "ids and timestamps come from the world, never from uuids or the machine clock"
+    assert ids[1]["note_id"] and ids[0]["verification_id"]

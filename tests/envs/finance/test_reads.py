@@ -121,7 +121,11 @@ async def test_wealth_desk_reads() -> None:
     async with finance_session() as s:
         quote = await s.ok("get_quote", symbol="VTI")
         assert quote["price_date"] == "2026-03-31" and quote["price"] == "286.50" and quote["risk_level"] == "medium"
-        assert quote["previous_close"] and quote["change_30d_pct"] is not None
+        closes = s.world.query("SELECT close_minor FROM prices WHERE symbol = 'VTI' AND price_date <= '2026-03-01' "
+                               "ORDER BY price_date DESC LIMIT 1")
+        basis = Decimal(closes[0]["close_minor"])
+        change = ((Decimal(28_650) - basis) / basis * 100).quantize(Decimal("0.01"), rounding="ROUND_DOWN")
+        assert quote["previous_close"] and Decimal(quote["change_30d_pct"]) == change
         low = await s.ok("list_instruments", risk_level="low", currency="USD")
         assert low["instruments"] and all(i["risk_level"] == "low" and i["currency"] == "USD" for i in low["instruments"])
         account_id = s.one("SELECT account_id FROM positions GROUP BY 1 ORDER BY count(*) DESC LIMIT 1")["account_id"]
