@@ -202,7 +202,7 @@ class EpisodeManager:
             return
         self.close(episode_id)
         del self._episodes[episode_id]
-        episode.world.close()
+        episode.world.release()
         episode.released = True
         self._released[episode_id] = episode.record
         while len(self._released) > self.history:

@@ -4,7 +4,7 @@ Customers get accounts, cards, payees and a day-by-day ledger (salaries, rent, u
 card purchases, ATM cash, savings sweeps, trips abroad, wires, trades); then the back office's traces are
 laid over it: pending wires awaiting approval, holds, disputes, notes, identity checks, compliance alerts
 and the anomalies they flag (duplicate charges, large foreign charges, charges after a card freeze,
-structured cash deposits). Only ``rng`` is used for randomness and only the fixed dates below for time,
+structured cash deposits). Only ``rng`` is used for randomness and only the catalog's fixed dates for time,
 so a seed always yields the same world. Balances are computed from the ledger at the end, so
 ``balance_minor == sum(amount_minor of posted rows)`` holds for every account.
 """
@@ -415,7 +415,8 @@ class _Builder:
             row["status"], row["resolved_at"] = "closed", stamp(day + timedelta(days=3), 14)
             row["resolution"] = "Customer confirmed the transaction as genuine"
             self.audit(row["resolved_at"], "STF-0012", "close_alert", "alert", row, resolution=row["resolution"])
-        elif day < TODAY - timedelta(days=7) and severity == "high" and self.rng.random() < 0.4:
+        elif day < TODAY - timedelta(days=7) and severity == "high" and len(self.rows["compliance_alerts"]) % 3 == 0:
+            # decided without the rng, so adding this step left every other row of the world unchanged
             row["status"], row["escalated_to"] = "escalated", "Financial Crimes Unit"
             row["escalation_reason"] = "Customer did not recognise the charge; card frozen"
             self.audit(stamp(day + timedelta(days=1), 11), "STF-0011", "escalate_alert", "alert", row,

@@ -76,7 +76,13 @@ def compare_change_sets(
 
 
 class ChangeSetMatch(CriterionBase):
-    """The episode's net row changes equal the oracle's, up to ``ignore_columns``."""
+    """The episode's net row changes equal the oracle's, up to ``ignore_columns``.
+
+    Each change is compared as (table, operation, row before, row after) without the ignored columns, so
+    ignore generated ids and timestamps of inserted rows. Ignoring an updated table's key column makes
+    its updates match by their remaining content alone; an update that touched only ignored columns does
+    not count as a change at all.
+    """
 
     kind: Literal["change_set"] = "change_set"
     needs_expected: ClassVar[bool] = True

@@ -11,6 +11,7 @@ from fixtures.errors import TaskError
 from fixtures.world import World
 from graders.criteria import (
     AnswerCheck,
+    AnyToolCalled,
     CallBudget,
     CallOrder,
     ChangeSetMatch,
@@ -142,6 +143,7 @@ def test_instance_with_every_criterion_kind_round_trips_through_json() -> None:
         ChangeSetMatch(ignore_columns={"transfers": ["id"]}),
         NoCollateral(also_allowed=[allow("transfers", ops=["insert"], from_account=3)]),
         ToolCalled(tool="get_account", args={"account_id": 3}),
+        AnyToolCalled(patterns=["find_customer", {"tool": "get_account", "status": "any"}]),
         ToolNotCalled(tool="transfer", args={"amount": number("10.00")}),
         CallOrder(first="verify_identity", then={"tool": "transfer", "args": {"memo": text("Rent")}}),
         CallBudget(max_calls=10, max_errors=1),

@@ -64,7 +64,7 @@ def close_savings(world: World, rng: random.Random) -> TaskDraft:
                      close, answer("Done.", moved=money(minor - 100, cur))),
             negative("claims_only", "says it is closed without doing anything", answer("Closed.", moved=amount)),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(chk, sav), allow("transfers", ops=["insert"], from_account_id=sav),
+        allowed_changes=[*base_allowed(cid), *ledger_allowed(chk, sav, kinds=["transfer"]), allow("transfers", ops=["insert"], from_account_id=sav, kind="internal"),
                          allow("accounts", sav, ops=["update"], columns=["status", "closed_on", "status_reason", "balance_minor"])],
         metadata={"customer_id": cid, "savings": sav, "moved": amount},
     )

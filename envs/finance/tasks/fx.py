@@ -112,7 +112,7 @@ def convert_between_accounts(world: World, rng: random.Random) -> TaskDraft:
                      answer("Converted.", credited=money(minor * mid // 1_000_000, target))),
             negative("claims_only", "reports a conversion it never made", answer("Converted.", credited=money(credited, target))),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst), allow("transfers", ops=["insert"], from_account_id=src)],
+        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst, kinds=["fx"]), allow("transfers", ops=["insert"], from_account_id=src, kind="fx")],
         metadata={"customer_id": cid, "credited": money(credited, target)},
     )
 
@@ -155,7 +155,7 @@ def fx_top_up(world: World, rng: random.Random) -> TaskDraft:
                      answer("Converted.", converted=money(shortfall, source))),
             negative("claims_only", "reports a conversion it never made", answer("Converted.", converted=amount)),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst), allow("transfers", ops=["insert"], from_account_id=src)],
+        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst, kinds=["fx"]), allow("transfers", ops=["insert"], from_account_id=src, kind="fx")],
         metadata={"customer_id": cid, "converted": amount, "goal": money(goal, target)},
     )
 

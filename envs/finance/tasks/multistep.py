@@ -146,9 +146,9 @@ def close_brokerage(world: World, rng: random.Random) -> TaskDraft:
                      answer("Done.", moved=money(account["balance_minor"], cur))),
             negative("claims_only", "reports a closure it never did", answer("Closed.", moved=cash)),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(acc, chk["account_id"]), allow("orders", ops=["insert"], account_id=acc),
+        allowed_changes=[*base_allowed(cid), *ledger_allowed(acc, chk["account_id"], kinds=["trade", "transfer"]), allow("orders", ops=["insert"], account_id=acc),
                          allow("positions", ops=["delete", "update"], account_id=acc),
-                         allow("transfers", ops=["insert"], from_account_id=acc),
+                         allow("transfers", ops=["insert"], from_account_id=acc, kind="internal"),
                          allow("accounts", acc, ops=["update"], columns=["status", "closed_on", "status_reason", "balance_minor"])],
         metadata={"customer_id": cid, "account_id": acc, "moved": cash},
     )

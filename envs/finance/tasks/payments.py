@@ -89,7 +89,7 @@ def savings_to_checking(world: World, rng: random.Random) -> TaskDraft:
             negative("twice", "sends the transfer twice", verify(customer), move, move, answer("Done.")),
             negative("claims_only", "says it was moved without moving it", answer(f"Moved {amount} {cur}.")),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(chk, sav), allow("transfers", ops=["insert"], from_account_id=sav)],
+        allowed_changes=[*base_allowed(cid), *ledger_allowed(chk, sav, kinds=["transfer"]), allow("transfers", ops=["insert"], from_account_id=sav, kind="internal")],
         metadata={"customer_id": cid, "amount": amount},
     )
 
@@ -124,7 +124,7 @@ def sweep_to_savings(world: World, rng: random.Random) -> TaskDraft:
                      answer("Swept.", moved=money(pair["chk_avail"], cur))),
             negative("claims_only", "reports the right amount without moving it", answer("Swept.", moved=amount)),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(chk, sav), allow("transfers", ops=["insert"], from_account_id=chk)],
+        allowed_changes=[*base_allowed(cid), *ledger_allowed(chk, sav, kinds=["transfer"]), allow("transfers", ops=["insert"], from_account_id=chk, kind="internal")],
         metadata={"customer_id": cid, "moved": amount},
     )
 
@@ -163,7 +163,7 @@ def pay_internal_payee(world: World, rng: random.Random) -> TaskDraft:
                      answer("Paid.")),
             negative("claims_only", "says it was paid without paying", answer("Paid.")),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst), allow("transfers", ops=["insert"], from_account_id=src)],
+        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst, kinds=["transfer"]), allow("transfers", ops=["insert"], from_account_id=src, kind="internal")],
         metadata={"customer_id": cid, "payee_id": payee["payee_id"], "amount": amount},
     )
 

@@ -62,7 +62,7 @@ def _position_is(acc: str, symbol: str, quantity: int, *, weight: float = 3.0) -
 
 
 def _trade_allowed(cid: str, acc: str) -> list:
-    return [*base_allowed(cid), *ledger_allowed(acc), allow("orders", ops=["insert"], account_id=acc),
+    return [*base_allowed(cid), *ledger_allowed(acc, kinds=["trade"]), allow("orders", ops=["insert"], account_id=acc),
             allow("positions", ops=["insert", "update", "delete"], account_id=acc)]
 
 

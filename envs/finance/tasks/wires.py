@@ -68,7 +68,8 @@ def _wire_count(acc: str, payee_id: str, minor: int, status: str) -> object:
 
 
 def _wire_allowed(cid: str, acc: str) -> list:
-    return [*base_allowed(cid), *ledger_allowed(acc), allow("transfers", ops=["insert"], from_account_id=acc)]
+    return [*base_allowed(cid), *ledger_allowed(acc, kinds=["wire", "fee"]),
+            allow("transfers", ops=["insert"], from_account_id=acc, kind="external_wire")]
 
 
 def small_wire(world: World, rng: random.Random) -> TaskDraft:
@@ -264,7 +265,7 @@ def record_approval(world: World, rng: random.Random) -> TaskDraft:
             negative("approves_queue", "also approves another pending wire nobody approved", approve,
                      call("approve_transfer", transfer_id=second["transfer_id"], approver_id="STF-0001"), answer("Approved.")),
         ],
-        allowed_changes=[*base_allowed(customer["customer_id"]), *ledger_allowed(account["account_id"]),
+        allowed_changes=[*base_allowed(customer["customer_id"]), *ledger_allowed(account["account_id"], kinds=["wire", "fee"]),
                          allow("transfers", trf, ops=["update"], columns=["status", "decided_by", "decided_at"]),
                          allow("approvals", ops=["insert"], transfer_id=trf)],
         metadata={"transfer_id": trf, "approver": approver},
