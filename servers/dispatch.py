@@ -3,15 +3,15 @@
 Every call is one event in the record, whatever happens. Mutating calls run inside a SAVEPOINT: if the
 tool refuses (DomainError) or crashes, everything it wrote is rolled back before the error is returned,
 so a refused action never leaves a partial write. Read-only calls skip the savepoint and the change-log
-read (they are the hot path of most episodes) and run under ``PRAGMA query_only``: a read-only tool that
-tries to write anyway is refused by SQLite, writes nothing, and is reported as an internal error (a kit bug).
+read (they are the hot path of most episodes); a read-only tool that writes anyway (a kit bug) has its
+writes rolled back and is reported as an internal error. (``PRAGMA query_only`` would refuse the write
+up front, but toggling it re-prepares every statement of the call.)
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import time
 from typing import Any
 
@@ -97,25 +97,27 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
     kwargs = {field: getattr(validated, field) for field in spec.parameter_names}
     conn = world.conn
     if not spec.mark.mutates:
-        # query_only makes SQLite itself refuse any write, so a read-only tool can never change the world.
-        conn.execute("PRAGMA query_only = 1")
+        # Read-only calls run in a savepoint too: a read tool that writes anyway (a kit bug) is rolled
+        # back and reported as internal, and the world is exactly as before.
+        before = conn.total_changes
+        conn.execute("SAVEPOINT tg_read")
         try:
             value = await spec.fn(ctx, **kwargs)
             result = spec.dump_result(value)
         except DomainError as exc:
             return finish(error=CallError(error_class="refused", code=exc.code, message=exc.message))
-        except sqlite3.OperationalError as exc:
-            if "readonly" not in str(exc):
-                log.exception("tool %s crashed", name)
-                return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
-            log.error("read-only tool %s tried to write", name)
-            message = f"read-only tool {name!r} wrote to the world (refused by SQLite; nothing was written)"
-            return finish(error=CallError(error_class="internal", code="internal_error", message=message))
         except Exception as exc:  # a kit bug: recorded as internal, never blamed on the agent
             log.exception("tool %s crashed", name)
             return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
         finally:
-            conn.execute("PRAGMA query_only = 0")
+            wrote = conn.total_changes != before
+            if wrote:
+                conn.execute("ROLLBACK TO tg_read")
+            conn.execute("RELEASE tg_read")
+        if wrote:
+            log.error("read-only tool %s wrote to the world; rolled back", name)
+            message = f"read-only tool {name!r} wrote to the world (rolled back; nothing was kept)"
+            return finish(error=CallError(error_class="internal", code="internal_error", message=message))
         return finish(result=result)
 
     mark = world.change_mark()

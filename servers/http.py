@@ -74,10 +74,6 @@ def build_http_app(
     security = security if security is not None else loopback_security(host)
     router = EpisodeRouter(manager, session_task=session_task, session_seed=session_seed)
     server = build_mcp_server(environment, router.resolve)
-    # Without this the SDK runs the whole tools/list handler on every 2026-07-28 tools/call to find the
-    # schema for its Mcp-Param header check (~2 ms per call); the specs already hold it.
-    specs = environment.tool_specs
-    server.get_tool_input_schema = lambda name: specs[name].input_schema if name in specs else None
     control = Control(manager)
 
     @contextlib.asynccontextmanager

@@ -117,8 +117,17 @@ def build_mcp_server(environment: Environment, resolve: EpisodeResolver) -> Serv
             contents=[types.TextResourceContents(uri=resource.uri, mime_type=resource.mime_type, text=resource.read())]
         )
 
+    specs = environment.tool_specs
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        # Without this the SDK runs the whole tools/list handler on every 2026-07-28 tools/call to find the
+        # schema for its Mcp-Param header check; the specs already hold it.
+        spec = specs.get(name)
+        return spec.input_schema if spec is not None else None
+
     return Server(
         f"toolgym-{environment.name}",
+        get_tool_input_schema=input_schema,
         version=environment.version,
         description=environment.description,
         instructions=environment.instructions or None,
