@@ -119,7 +119,7 @@ async def measure(environment: Environment, scale: int, seeds: int, repeat: int,
                 base_s.append(time.perf_counter() - began)
             before.close()
             rows = sum(episode.world.conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in user_tables(episode.world.conn))
-            episode.world.close()
+            episode.world.release()
     return {"grade": median_ms(grade_s), "first": median_ms(first_s), "baseline": median_ms(base_s), "rows": rows, "changed": changed}
 
 

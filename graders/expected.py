@@ -63,7 +63,7 @@ async def expected_changes(environment: Environment, template_id: str, seed: int
                 )
         changes = world.diff()
     finally:
-        world.close()
+        world.release()
     cache = template._expected
     while len(cache) >= CACHE_PER_TEMPLATE:
         cache.pop(next(iter(cache)))

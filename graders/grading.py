@@ -15,7 +15,7 @@ instance, and state checks query by key. Neither entry point hashes or scans the
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,13 +79,11 @@ async def grade_context(ctx: GradingContext, *, episode_id: str | None = None, e
         raise GradingError(f"task template {instance.template_id!r} (seed {instance.seed}): " + "; ".join(problems))
     if any(criterion.needs_expected for criterion in instance.rubric):
         await ctx.load_expected()
-    results: list[CriterionResult] = []
-    for criterion in instance.rubric:
-        with _read_only(ctx.world):
-            outcome = criterion.evaluate(ctx)
-        if inspect.isawaitable(outcome):  # I/O criteria (the judge) never touch the world
-            outcome = await outcome
-        results.append(outcome)
+    outcomes: list[CriterionResult | Awaitable[CriterionResult]] = []
+    with _read_only(ctx.world):  # one toggle per pass: switching query_only re-prepares statements
+        outcomes = [criterion.evaluate(ctx) for criterion in instance.rubric]
+    # I/O criteria (the judge) return awaitables; they never touch the world, so they run after the block
+    results = [await outcome if inspect.isawaitable(outcome) else outcome for outcome in outcomes]
     calls = ctx.calls
     return combine(
         results,
@@ -164,4 +162,4 @@ async def grade_record(
         closed = record.closed
         return await _grade(environment, instance, record, world, judge, judge_from_env, closed.end_hash if closed else None)
     finally:
-        world.close()
+        world.release()

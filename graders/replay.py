@@ -134,7 +134,7 @@ def rebuild_end_world(environment: Environment, record: Record) -> tuple[World, 
             try:
                 start = start_world.hash()
             finally:
-                start_world.close()
+                start_world.release()
             if start != header.start_hash:
                 raise RecordError(
                     f"record of episode {header.episode_id!r}: task {header.task!r} seed {header.seed} now starts from "
@@ -145,6 +145,6 @@ def rebuild_end_world(environment: Environment, record: Record) -> tuple[World, 
                 f"says the episode ended at {closed.end_hash}; the record was edited or its changes are incomplete"
             )
     except BaseException:
-        world.close()
+        world.release()
         raise
     return world, instance

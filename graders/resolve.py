@@ -1,13 +1,15 @@
 """Finding an environment from what a user typed: a registered name, or ``module:attribute`` for one elsewhere.
 
 ``toolgym check finance`` loads ``envs.finance``; ``toolgym check mypkg.bank:environment`` (or a test's own
-toy environment) imports that module and takes the attribute, so environments outside ``envs/`` can be
-checked and tested with the same tools.
+toy environment) imports that module — from the current folder too, as ``python -m`` would — and takes the
+attribute, so environments outside ``envs/`` can be checked and tested with the same tools.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 from fixtures.errors import EnvironmentNotFound
 from servers.environment import Environment
@@ -27,6 +29,8 @@ def resolve_environment(ref: str | Environment) -> Environment:
     if ":" not in ref:
         return load_environment(ref)
     module_name, _, attr = ref.partition(":")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` and uvicorn do: modules of the current folder are found
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -24,6 +24,14 @@ DESCRIPTION = (
 )
 
 
+def _console() -> Console:
+    """A console; piped output (CI logs) gets 120 columns so the table does not wrap into unreadable cells."""
+    console = Console(soft_wrap=True, highlight=False)
+    if not console.is_terminal:
+        console = Console(soft_wrap=True, highlight=False, width=120)
+    return console
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``check ENV [--seeds N] [--templates ID ...] [--judge] [--json]``."""
     parser.add_argument("env", metavar="ENV", help="environment name (see `toolgym envs`) or module:attribute")
@@ -86,5 +94,5 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
-        render(report, Console(soft_wrap=True, highlight=False))
+        render(report, _console())
     return 0 if report.ok else 1

@@ -20,6 +20,14 @@ DESCRIPTION = (
 )
 
 
+def _console() -> Console:
+    """A console; piped output (CI logs) gets 120 columns so the table does not wrap into unreadable cells."""
+    console = Console(soft_wrap=True, highlight=False)
+    if not console.is_terminal:
+        console = Console(soft_wrap=True, highlight=False, width=120)
+    return console
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``tasks ENV [--split S] [--tag T] [--json]``."""
     parser.add_argument("env", metavar="ENV", help="environment name (see `toolgym envs`) or module:attribute")
@@ -59,5 +67,5 @@ def run(args: argparse.Namespace) -> int:
             str(len(row.get("tools", ()))),
             str(row.get("description", "")),
         )
-    Console(soft_wrap=True, highlight=False).print(table)
+    _console().print(table)
     return 0 if rows else 1

@@ -10,8 +10,8 @@ success too — so a grade explains itself without re-running anything.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Awaitable
+from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
