@@ -3,8 +3,10 @@
 Rules, in order:
 
 1. A *gate* criterion that was graded and failed zeroes the score (``gated=True``, names in ``failed_gates``).
-2. Otherwise the score is the weighted mean of the *graded* criteria with weight > 0 (a rubric of pure gates
-   scores 1.0 when they all pass).
+2. Otherwise the score is the weighted mean of the *graded*, *credited* criteria with weight > 0 (a rubric
+   of pure gates scores 1.0 when they all pass). A criterion the untouched start world already satisfies is
+   not credited (``graders/baseline.py``): it counts only when it fails, so inaction earns no reward while
+   breaking such a criterion still costs score.
 3. A criterion that could not be graded (e.g. the LLM judge with no endpoint configured) is listed in
    ``ungraded`` and makes the grade ``complete=False``; an incomplete grade never passes — an unchecked
    criterion must not pass silently — but its score over the graded criteria is still reported.
@@ -99,7 +101,8 @@ def combine(
     """Combine criterion results into a grade by the rules in this module's docstring."""
     failed_gates = [r.name for r in results if r.gate and r.graded and not r.passed]
     ungraded = [r.name for r in results if not r.graded]
-    weighted = [r for r in results if r.graded and r.weight > 0]
+    # an uncredited criterion (the no-op satisfies it) is neutral while it passes and a penalty when it fails
+    weighted = [r for r in results if r.graded and r.weight > 0 and (r.credited or not r.passed)]
     if failed_gates:
         score = 0.0
     elif weighted:

@@ -27,6 +27,7 @@ from graders.criteria.base import CriterionResult, schema_tables
 from graders.criteria.judge import JudgeClient, LLMJudge
 from graders.grade import Grade, combine
 from graders.replay import rebuild_end_world
+from graders.baseline import noop_satisfied
 from servers.record import Record, read_record
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ async def grade_context(ctx: GradingContext, *, episode_id: str | None = None, e
         outcomes = [criterion.evaluate(ctx) for criterion in instance.rubric]
     # I/O criteria (the judge) return awaitables; they never touch the world, so they run after the block
     results = [await outcome if inspect.isawaitable(outcome) else outcome for outcome in outcomes]
+    satisfied_by_noop = await noop_satisfied(ctx.environment, instance, scale=getattr(ctx.world, "scale", 1))
+    results = [r.model_copy(update={"credited": False}) if r.name in satisfied_by_noop else r for r in results]
     calls = ctx.calls
     return combine(
         results,

@@ -174,6 +174,7 @@ class TaskTemplate:
     tools: Sequence[str] = ()
     description: str = ""
     _expected: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _noop_satisfied: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Cache of the oracle's expected change set per (env, fixture version, seed, scale); see graders.expected."""
 
     def __post_init__(self) -> None:

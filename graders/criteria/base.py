@@ -43,6 +43,9 @@ class CriterionResult(BaseModel):
     score: float = Field(ge=0.0, le=1.0)
     evidence: str
     """Why it passed or failed, for a human reading the grade."""
+    credited: bool = True
+    """False when the untouched start world (the no-op) already satisfies this criterion: it can then only
+    gate the grade, never add to its score (see ``graders/baseline.py``)."""
 
 
 class CriterionBase(BaseModel):

@@ -74,11 +74,13 @@ async def test_export_sft_writes_valid_chat_jsonl(tmp_path: Path) -> None:
                 json.loads(message["content"])
         assert not pending
         assert messages[-2]["tool_calls"][0]["function"]["name"] == "submit_answer"
-    # Nothing of a failing run passes the bar; a lower bar takes the partial-credit episodes.
+    # Nothing of a failing run passes the bar, nor any lower bar: inaction earns no partial credit.
     assert export_sft(tmp_path / "noop", tmp_path / "none.jsonl", environment=environment).written == 0
     assert (tmp_path / "none.jsonl").read_text() == ""
-    partial = export_sft(tmp_path / "noop", tmp_path / "partial.jsonl", min_score=0.3, environment=environment)
-    assert partial.written == sum(1 for l in noop.lines if (l.score or 0) >= 0.3) == 1
+    partial = export_sft(tmp_path / "noop", tmp_path / "partial.jsonl", min_score=0.01, environment=environment)
+    assert partial.written == sum(1 for l in noop.lines if (l.score or 0) >= 0.01) == 0
+    everything = export_sft(tmp_path / "noop", tmp_path / "all.jsonl", min_score=0.0, environment=environment)
+    assert everything.written == len(noop.lines)
 
 
 async def test_export_refuses_what_it_cannot_export(tmp_path: Path) -> None:

@@ -1,0 +1,75 @@
+"""Which criteria an untouched world already satisfies — they may gate a grade but never earn it credit.
+
+A rubric rightly holds criteria that doing nothing satisfies: "no collateral damage", "never called
+send_wire", "the account is still open". As weighted criteria they pay an agent for inaction: the finance
+no-op scored a mean 0.32 before this rule, a reward an RL policy learns to collect. So each task instance's
+rubric is evaluated once on its start world with an empty record (the no-op), cached like the oracle's
+expected change set, and every criterion that passes there is marked ``credited=False``: while it passes it
+adds nothing to the weighted mean; when it fails it still counts (as a gate it zeroes the score, as a
+weighted criterion it lowers the mean). The no-op therefore scores 0
+on every task whose success takes any work (and 1.0 only where the task declares the no-op may pass).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING
+
+from graders.context import GradingContext
+from servers.record import EpisodeHeader, Record
+
+if TYPE_CHECKING:
+    from graders.tasks import TaskInstance
+    from servers.environment import Environment
+
+__all__ = ["noop_satisfied"]
+
+
+async def noop_satisfied(environment: Environment, instance: TaskInstance, *, scale: int = 1) -> frozenset[str]:
+    """Names of ``instance``'s criteria that pass on its untouched start world (cached per instance).
+
+    I/O criteria (the LLM judge) are never evaluated here: they stay credited.
+    """
+    template = environment.task_template(instance.template_id)
+    key = (environment.name, environment.fixture.version, environment.task_fixture_seed, instance.seed, scale)
+    cache: dict[object, frozenset[str]] = template._noop_satisfied
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    world = environment.fixture.world(environment.task_fixture_seed, scale=scale)
+    try:
+        start = template.instantiate(world, instance.seed)
+        world.mark_start()
+        header = EpisodeHeader(
+            episode_id=f"noop:{instance.template_id}:{instance.seed}",
+            env=environment.name,
+            fixture_version=environment.fixture.version,
+            task=instance.template_id,
+            seed=instance.seed,
+            fixture_seed=environment.task_fixture_seed,
+            start_hash="(not hashed: no-op baseline)",
+            prompt=start.prompt,
+            clock=world.clock.now.isoformat(),
+        )
+        ctx = GradingContext(environment=environment, instance=start, record=Record(header=header), world=world)
+        if any(criterion.needs_expected for criterion in start.rubric):
+            await ctx.load_expected()
+        passing: set[str] = set()
+        world.conn.execute("PRAGMA query_only = 1")
+        try:
+            for criterion in start.rubric:
+                outcome = criterion.evaluate(ctx)
+                if inspect.isawaitable(outcome):
+                    outcome.close()  # type: ignore[union-attr]  # a judge call: never made for the baseline
+                    continue
+                if outcome.graded and outcome.passed:
+                    passing.add(outcome.name)
+        finally:
+            world.conn.execute("PRAGMA query_only = 0")
+    finally:
+        world.release()
+    result = frozenset(passing)
+    while len(cache) >= 4096:
+        cache.pop(next(iter(cache)))
+    cache[key] = result
+    return result
