@@ -11,9 +11,10 @@ import json
 from typing import Any
 
 from envs.finance.rules import AGENT, now_iso
+from fixtures.world import World
 from servers.tools import ToolContext
 
-__all__ = ["next_id", "post", "audit", "set_balance_delta"]
+__all__ = ["next_id", "next_world_id", "post", "audit", "set_balance_delta"]
 
 _ID_COLUMNS: dict[str, tuple[str, str, int]] = {
     "transactions": ("txn_id", "TXN", 7),
@@ -26,17 +27,26 @@ _ID_COLUMNS: dict[str, tuple[str, str, int]] = {
     "holds": ("hold_id", "HLD", 5),
     "verifications": ("verification_id", "VER", 6),
     "audit_log": ("audit_id", "AUD", 7),
+    "compliance_alerts": ("alert_id", "ALR", 5),
 }
 
 
-def next_id(ctx: ToolContext, table: str) -> str:
-    """The next id of ``table``'s sequence, e.g. ``TXN-0034124`` after ``TXN-0034123``."""
+def next_world_id(world: World, table: str) -> str:
+    """The next id of ``table``'s sequence in ``world``, e.g. ``TXN-0034124`` after ``TXN-0034123``.
+
+    Tools and task setups both mint ids here, so a planted row gets exactly the id a tool would give it.
+    """
     column, prefix, width = _ID_COLUMNS[table]
     # ids are fixed-width (the schema's GLOB checks), so the text maximum is the numeric one and comes
     # straight from the primary-key index instead of a table scan
-    row = ctx.world.query(f"SELECT max({column}) AS last FROM {table}")[0]  # names are constants, never input
+    row = world.query(f"SELECT max({column}) AS last FROM {table}")[0]  # names are constants, never input
     number = int(row["last"][len(prefix) + 1:]) if row["last"] else 0
     return f"{prefix}-{number + 1:0{width}d}"
+
+
+def next_id(ctx: ToolContext, table: str) -> str:
+    """The next id of ``table``'s sequence in the tool's world (see :func:`next_world_id`)."""
+    return next_world_id(ctx.world, table)
 
 
 def set_balance_delta(ctx: ToolContext, account_id: str, delta: int) -> None:

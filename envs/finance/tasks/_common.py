@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from envs.finance.catalog import NOW, TODAY
+from envs.finance.ledger import next_world_id as next_id
 from fixtures.errors import TaskError
 from fixtures.money import format_minor
 from fixtures.world import World
@@ -72,19 +73,6 @@ AVAILABLE_SQL = """(a.balance_minor + a.overdraft_limit_minor
        AND t.amount_minor < 0))"""
 """SQL for an account's available balance (balance + overdraft - active holds - pending debits); the account is ``a``."""
 
-_ID_FORMAT: dict[str, tuple[str, str, int]] = {
-    "transactions": ("txn_id", "TXN", 7),
-    "transfers": ("transfer_id", "TRF", 6),
-    "approvals": ("approval_id", "APR", 6),
-    "payees": ("payee_id", "PAY", 5),
-    "disputes": ("dispute_id", "DSP", 5),
-    "orders": ("order_id", "ORD", 6),
-    "notes": ("note_id", "NTE", 6),
-    "holds": ("hold_id", "HLD", 5),
-    "verifications": ("verification_id", "VER", 6),
-    "audit_log": ("audit_id", "AUD", 7),
-    "compliance_alerts": ("alert_id", "ALR", 5),
-}
 
 
 _MEMO: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -135,13 +123,6 @@ def need(condition: bool, message: str) -> None:
     if not condition:
         raise TaskError(message)
 
-
-def next_id(world: World, table: str) -> str:
-    """The next id of ``table``'s sequence, exactly as the tools compute it (max + 1, fixed width)."""
-    column, prefix, width = _ID_FORMAT[table]
-    last = world.query(f"SELECT max({column}) AS last FROM {table}")[0]["last"]  # constants, never input
-    number_ = int(last[len(prefix) + 1 :]) if last else 0
-    return f"{prefix}-{number_ + 1:0{width}d}"
 
 
 def money(minor: int, currency: str) -> str:
