@@ -31,12 +31,13 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere: the toy lives in tests/
 
 from fixtures.hashing import primary_key, user_tables
+from graders.detached import detached_task_episode
 from graders.grading import grade_episode
 from graders.resolve import resolve_environment
 from servers.dispatch import call_tool
 from servers.environment import Environment
 from servers.episodes import Episode
-from servers.record import ClosedEvent, EpisodeHeader, Record
+from servers.record import ClosedEvent
 
 TOY = "tests.graders.toy:environment"
 
@@ -57,22 +58,10 @@ def full_diff(before: sqlite3.Connection, after: sqlite3.Connection) -> int:
 
 async def oracle_episode(environment: Environment, template_id: str, seed: int, scale: int) -> tuple[Episode, bytes]:
     """A closed episode of (template, seed) on a world of ``scale`` with its oracle played; and its start bytes."""
-    world = environment.fixture.world(environment.task_fixture_seed, scale=scale)
-    instance = environment.task_template(template_id).instantiate(world, seed)
-    world.mark_start()
-    header = EpisodeHeader(
-        episode_id=f"bench-{template_id}-{seed}-x{scale}",
-        env=environment.name,
-        fixture_version=environment.fixture.version,
-        task=template_id,
-        seed=seed,
-        fixture_seed=environment.task_fixture_seed,
-        start_hash="(not hashed)",
-        prompt=instance.prompt,
-        clock=world.clock.now.isoformat(),
-    )
+    episode = detached_task_episode(environment, template_id, seed, scale=scale, label="bench")
+    world, instance = episode.world, episode.task
+    assert instance is not None
     start = world.conn.serialize()
-    episode = Episode(id=header.episode_id, environment=environment, world=world, task=instance, record=Record(header=header))
     for step in instance.oracle:
         await call_tool(episode, step.tool, step.arguments)
     episode.record.events.append(ClosedEvent(end_hash="(not hashed)", tool_calls=episode.seq))

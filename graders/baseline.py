@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING
 
-from graders.context import GradingContext
-from servers.record import EpisodeHeader, Record
+from graders.context import GradingContext, read_only
+from graders.detached import detached_task_episode, instance_cache_key
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
@@ -31,32 +31,20 @@ async def noop_satisfied(environment: Environment, instance: TaskInstance, *, sc
     I/O criteria (the LLM judge) are never evaluated here: they stay credited.
     """
     template = environment.task_template(instance.template_id)
-    key = (environment.name, environment.fixture.version, environment.task_fixture_seed, instance.seed, scale)
+    key = instance_cache_key(environment, instance.seed, scale)
     cache: dict[object, frozenset[str]] = template._noop_satisfied
     cached = cache.get(key)
     if cached is not None:
         return cached
-    world = environment.fixture.world(environment.task_fixture_seed, scale=scale)
+    episode = detached_task_episode(environment, instance.template_id, instance.seed, scale=scale, label="noop")
+    world, start = episode.world, episode.task
+    assert start is not None
     try:
-        start = template.instantiate(world, instance.seed)
-        world.mark_start()
-        header = EpisodeHeader(
-            episode_id=f"noop:{instance.template_id}:{instance.seed}",
-            env=environment.name,
-            fixture_version=environment.fixture.version,
-            task=instance.template_id,
-            seed=instance.seed,
-            fixture_seed=environment.task_fixture_seed,
-            start_hash="(not hashed: no-op baseline)",
-            prompt=start.prompt,
-            clock=world.clock.now.isoformat(),
-        )
-        ctx = GradingContext(environment=environment, instance=start, record=Record(header=header), world=world)
+        ctx = GradingContext(environment=environment, instance=start, record=episode.record, world=world)
         if any(criterion.needs_expected for criterion in start.rubric):
             await ctx.load_expected()
         passing: set[str] = set()
-        world.conn.execute("PRAGMA query_only = 1")
-        try:
+        with read_only(world):
             for criterion in start.rubric:
                 outcome = criterion.evaluate(ctx)
                 if inspect.isawaitable(outcome):
@@ -64,8 +52,6 @@ async def noop_satisfied(environment: Environment, instance: TaskInstance, *, sc
                     continue
                 if outcome.graded and outcome.passed:
                     passing.add(outcome.name)
-        finally:
-            world.conn.execute("PRAGMA query_only = 0")
     finally:
         world.release()
     result = frozenset(passing)

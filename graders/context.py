@@ -7,6 +7,8 @@ cost is the number of changed rows, never the size of the world.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,7 +23,20 @@ if TYPE_CHECKING:
     from graders.tasks import TaskInstance
     from servers.environment import Environment
 
-__all__ = ["GradingContext"]
+__all__ = ["GradingContext", "read_only"]
+
+
+@contextmanager
+def read_only(world: World) -> Iterator[None]:
+    """Criteria read the world; ``query_only`` makes any write attempt fail instead of altering it.
+
+    Toggle it once per grading pass, not per criterion: switching it re-prepares statements.
+    """
+    world.conn.execute("PRAGMA query_only = 1")
+    try:
+        yield
+    finally:
+        world.conn.execute("PRAGMA query_only = 0")
 
 
 @dataclass

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 from fixtures.changes import RowChange
 from fixtures.errors import GradingError
 from servers.dispatch import call_tool
-from servers.episodes import Episode
-from servers.record import EpisodeHeader, Record
+from graders.detached import detached_task_episode, instance_cache_key
 
 if TYPE_CHECKING:
     from servers.environment import Environment
@@ -34,26 +33,14 @@ async def expected_changes(environment: Environment, template_id: str, seed: int
         GradingError: an oracle call fails — the template is broken, not the agent.
     """
     template = environment.task_template(template_id)
-    key = (environment.name, environment.fixture.version, environment.task_fixture_seed, seed, scale)
+    key = instance_cache_key(environment, seed, scale)
     cached: list[RowChange] | None = template._expected.get(key)
     if cached is not None:
         return cached
-    world = environment.fixture.world(environment.task_fixture_seed, scale=scale)
+    episode = detached_task_episode(environment, template_id, seed, scale=scale, label="oracle")
+    world, instance = episode.world, episode.task
+    assert instance is not None
     try:
-        instance = template.instantiate(world, seed)
-        world.mark_start()
-        header = EpisodeHeader(
-            episode_id=f"oracle:{template_id}:{seed}",
-            env=environment.name,
-            fixture_version=environment.fixture.version,
-            task=template_id,
-            seed=seed,
-            fixture_seed=environment.task_fixture_seed,
-            start_hash="(not hashed: oracle replay)",
-            prompt=instance.prompt,
-            clock=world.clock.now.isoformat(),
-        )
-        episode = Episode(id=header.episode_id, environment=environment, world=world, task=instance, record=Record(header=header))
         for number, step in enumerate(instance.oracle, start=1):
             event = await call_tool(episode, step.tool, step.arguments)
             if event.error is not None:

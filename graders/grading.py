@@ -15,14 +15,13 @@ instance, and state checks query by key. Neither entry point hashes or scans the
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fixtures.errors import GradingError
 from fixtures.world import World
-from graders.context import GradingContext
+from graders.context import GradingContext, read_only
 from graders.criteria.base import CriterionResult, schema_tables
 from graders.criteria.judge import JudgeClient, LLMJudge
 from graders.grade import Grade, combine
@@ -36,16 +35,6 @@ if TYPE_CHECKING:
     from servers.episodes import Episode
 
 __all__ = ["grade_episode", "grade_record", "grade_context", "lint_instance"]
-
-
-@contextmanager
-def _read_only(world: World) -> Iterator[None]:
-    """Criteria read the end world; ``query_only`` makes any write attempt fail instead of altering it."""
-    world.conn.execute("PRAGMA query_only = 1")
-    try:
-        yield
-    finally:
-        world.conn.execute("PRAGMA query_only = 0")
 
 
 def lint_instance(environment: Environment, instance: TaskInstance) -> list[str]:
@@ -81,7 +70,7 @@ async def grade_context(ctx: GradingContext, *, episode_id: str | None = None, e
     if any(criterion.needs_expected for criterion in instance.rubric):
         await ctx.load_expected()
     outcomes: list[CriterionResult | Awaitable[CriterionResult]] = []
-    with _read_only(ctx.world):  # one toggle per pass: switching query_only re-prepares statements
+    with read_only(ctx.world):
         outcomes = [criterion.evaluate(ctx) for criterion in instance.rubric]
     # I/O criteria (the judge) return awaitables; they never touch the world, so they run after the block
     results = [await outcome if inspect.isawaitable(outcome) else outcome for outcome in outcomes]
