@@ -1,11 +1,11 @@
 """Tool dispatch: validate, execute atomically on the episode's world, record.
 
-Every call is one event in the record, whatever happens. Mutating calls run inside a SAVEPOINT: if the
+Every call is one event in the record, whatever happens. Every call runs inside a SAVEPOINT: if the
 tool refuses (DomainError) or crashes, everything it wrote is rolled back before the error is returned,
-so a refused action never leaves a partial write. Read-only calls skip the savepoint and the change-log
-read (they are the hot path of most episodes); a read-only tool that writes anyway (a kit bug) has its
-writes rolled back and is reported as an internal error. (``PRAGMA query_only`` would refuse the write
-up front, but toggling it re-prepares every statement of the call.)
+so a refused action never leaves a partial write. Read-only calls skip the change-log reads (they are the
+hot path of most episodes); a read-only tool that writes anyway (a kit bug) has its writes rolled back and
+is reported as an internal error. (``PRAGMA query_only`` would refuse the write up front, but toggling it
+re-prepares every statement of the call.)
 """
 
 from __future__ import annotations
@@ -96,43 +96,27 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
     ctx = ToolContext(world=world, episode_id=episode.id, call_seq=seq)
     kwargs = {field: getattr(validated, field) for field in spec.parameter_names}
     conn = world.conn
-    if not spec.mark.mutates:
-        # Read-only calls run in a savepoint too: a read tool that writes anyway (a kit bug) is rolled
-        # back and reported as internal, and the world is exactly as before.
-        before = conn.total_changes
-        conn.execute("SAVEPOINT tg_read")
-        try:
-            value = await spec.fn(ctx, **kwargs)
-            result = spec.dump_result(value)
-        except DomainError as exc:
-            return finish(error=CallError(error_class="refused", code=exc.code, message=exc.message))
-        except Exception as exc:  # a kit bug: recorded as internal, never blamed on the agent
-            log.exception("tool %s crashed", name)
-            return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
-        finally:
-            wrote = conn.total_changes != before
-            if wrote:
-                conn.execute("ROLLBACK TO tg_read")
-            conn.execute("RELEASE tg_read")
-        if wrote:
-            log.error("read-only tool %s wrote to the world; rolled back", name)
-            message = f"read-only tool {name!r} wrote to the world (rolled back; nothing was kept)"
-            return finish(error=CallError(error_class="internal", code="internal_error", message=message))
-        return finish(result=result)
-
-    mark = world.change_mark()
+    # Every call runs in a savepoint: whatever a refused or crashed call wrote is rolled back, and so is
+    # anything a read-only tool wrote (a kit bug, reported as internal) — the world is exactly as before.
+    mark = world.change_mark() if spec.mark.mutates else None
+    before = conn.total_changes
     conn.execute("SAVEPOINT tg_call")
+    error: CallError | None = None
     try:
         value = await spec.fn(ctx, **kwargs)
         result = spec.dump_result(value)
     except DomainError as exc:
-        conn.execute("ROLLBACK TO tg_call")
-        conn.execute("RELEASE tg_call")
-        return finish(error=CallError(error_class="refused", code=exc.code, message=exc.message))
-    except Exception as exc:
-        conn.execute("ROLLBACK TO tg_call")
-        conn.execute("RELEASE tg_call")
+        error = CallError(error_class="refused", code=exc.code, message=exc.message)
+    except Exception as exc:  # a kit bug: recorded as internal, never blamed on the agent
         log.exception("tool %s crashed", name)
-        return finish(error=CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}"))
+        error = CallError(error_class="internal", code="internal_error", message=f"{type(exc).__name__}: {exc}")
+    if error is None and mark is None and conn.total_changes != before:
+        log.error("read-only tool %s wrote to the world; rolled back", name)
+        message = f"read-only tool {name!r} wrote to the world (rolled back; nothing was kept)"
+        error = CallError(error_class="internal", code="internal_error", message=message)
+    if error is not None:
+        conn.execute("ROLLBACK TO tg_call")
+        conn.execute("RELEASE tg_call")
+        return finish(error=error)
     conn.execute("RELEASE tg_call")
-    return finish(result=result, changes=world.changes_since(mark))
+    return finish(result=result, changes=world.changes_since(mark) if mark is not None else [])
