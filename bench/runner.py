@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from clients.runner import RunConfig, run  # noqa: E402
 from servers.environment import Environment  # noqa: E402
 from servers.episodes import EpisodeManager  # noqa: E402
-from servers.http import running_http  # noqa: E402
+from servers.http import HttpServer, running_http  # noqa: E402
 from servers.registry import load_environment  # noqa: E402
 
 __all__ = ["main"]
@@ -79,8 +79,9 @@ async def bench(env_name: str, episodes: int, out_root: Path) -> list[tuple[str,
     rows: list[tuple[str, int, float, float]] = []
     failing: set[tuple[str, int]] = set()
 
-    async def runner(label: str, concurrency: int, server: str | None = None) -> int:
-        config = RunConfig(env=environment, agent="oracle", tasks=tasks, seeds=seeds, concurrency=concurrency, out=out_root / label, overwrite=True, server=server)
+    async def runner(label: str, concurrency: int, server: HttpServer | None = None) -> int:
+        remote = {"server": server.url, "token": server.token} if server is not None else {}
+        config = RunConfig(env=environment, agent="oracle", tasks=tasks, seeds=seeds, concurrency=concurrency, out=out_root / label, overwrite=True, **remote)
         outcome = await run(config)
         errored = [line for line in outcome.lines if line.status == "errored"]
         if errored:
@@ -96,7 +97,7 @@ async def bench(env_name: str, episodes: int, out_root: Path) -> list[tuple[str,
         await _timed(f"in-process oracle, c={concurrency}", lambda c=concurrency: runner(f"mem-{c}", c), rows)
     async with running_http(environment, manager=EpisodeManager(environment, max_live=256, history=16)) as server:
         for concurrency in (1, 32):
-            await _timed(f"HTTP oracle, c={concurrency}", lambda c=concurrency: runner(f"http-{c}", c, server.url), rows)
+            await _timed(f"HTTP oracle, c={concurrency}", lambda c=concurrency: runner(f"http-{c}", c, server), rows)
     if failing:
         shown = ", ".join(f"{task}#{seed}" for task, seed in sorted(failing)[:5])
         print(f"note: the oracle does not pass {len(failing)} task instances ({shown}); a task bug, not a runner one")

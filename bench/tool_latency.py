@@ -98,7 +98,7 @@ async def main() -> None:
         server.should_exit = True
 
     async with running_http(environment) as http:
-        async with httpx.AsyncClient(base_url=http.url) as control:
+        async with httpx.AsyncClient(base_url=http.url, headers=http.control_headers) as control:
             created = (await control.post("/control/episodes", json={"task": None, "seed": 0})).json()
             async with Client(created["mcp_url"]) as client:
                 rows.append(("http", "toolgym", await timed(lambda: client.call_tool(args.tool, arguments), args.calls)))

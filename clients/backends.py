@@ -224,7 +224,8 @@ class HttpBackend:
     Args:
         url: the server's base URL (``http://127.0.0.1:8765``; a trailing ``/control`` or ``/mcp`` is accepted).
         environment: the run's environment, loaded here too (task selection; the oracle's instance).
-        token: bearer token of the control API, when the server has one.
+        token: bearer token of the control API (servers require one unless started with ``--no-token``);
+            it goes into this client's headers only, never to an agent.
         records_dir: where each episode's merged record is written (``<name>.jsonl``).
     """
 
@@ -278,7 +279,9 @@ class HttpBackend:
                 f"start one with `toolgym serve {self.environment.name}` or fix --server"
             ) from None
         if response.status_code == 401:
-            raise RunError(f"server {self.url} needs a control token: pass --token or set TOOLGYM_TOKEN")
+            raise RunError(
+                f"server {self.url} needs a control token (its startup banner prints it): pass --token or set TOOLGYM_TOKEN"
+            )
         try:
             body = response.json()
         except ValueError:

@@ -9,7 +9,9 @@ A run writes into its folder (``runs/latest`` unless ``out`` is given)::
 
 Episodes run in this process (``EpisodeManager`` + in-memory MCP) unless a server URL is given, or the
 agent is an external command — then they are created through a server's control API (one started here on
-127.0.0.1 when no server is given). An attempt that fails for an infrastructure reason (provider, dropped
+127.0.0.1 when no server is given, sealed by a fresh token only the runner holds). The control token, the
+given one of ``--server`` or the fresh one, goes to the runner's control client and nowhere else: never to
+an agent, its arguments, files or environment. An attempt that fails for an infrastructure reason (provider, dropped
 connection, a kit bug recorded as ``internal``, the grader) is retried up to ``retries`` times, then kept
 as an *errored* line: excluded from scores, counted apart. ``resume`` skips the episodes already graded.
 """
@@ -73,7 +75,9 @@ class RunConfig:
     overwrite: bool = False
     """Replace an existing run in ``out`` (the default folder is always replaced unless resuming)."""
     server: str | None = None
+    """Base URL of a running ``toolgym serve`` (None: episodes in this process, or a server started here)."""
     token: str | None = None
+    """Control token of ``server``; it goes to the runner's control client only, never to an agent."""
     limits: Limits = field(default_factory=Limits)
     retries: int = 2
     """Extra attempts for an episode after an infrastructure error."""
@@ -184,11 +188,12 @@ async def _open_backend(stack: AsyncExitStack, config: RunConfig, environment: E
         await http.check()
         return http
     if agent.transport == "http":
-        from servers.http import running_http
+        from servers.http import new_token, running_http
 
         manager = EpisodeManager(environment, max_live=max(64, config.concurrency * 2), history=8)
-        server = await stack.enter_async_context(running_http(environment, manager=manager))
-        http = HttpBackend(server.url, environment, records_dir=out / "records")
+        # A token of this run's own: the agents it starts share the machine, and must not reach /control.
+        server = await stack.enter_async_context(running_http(environment, manager=manager, token=new_token()))
+        http = HttpBackend(server.url, environment, token=server.token, records_dir=out / "records")
         stack.push_async_callback(http.aclose)
         return http
     local = LocalBackend(environment, out / "records")

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
@@ -21,13 +21,18 @@ from fixtures.errors import ToolgymError
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
 from servers.registry import load_environment
+from servers.routing import DEFAULT_MAX_SESSIONS
+
+if TYPE_CHECKING:
+    from servers.http import HttpServer
 
 __all__ = ["serve_main", "add_serve_arguments", "run_serve", "claude_command", "CliError"]
 
 SERVE_DESCRIPTION = (
     "Serve the environment's tools over MCP. stdio (default): one episode per process, for clients that "
     "launch their server as a command. http: many episodes on one server — /mcp gives each MCP session its "
-    "own episode, /episodes/ID/mcp is one episode's endpoint, /control/ is the control API."
+    "own episode, /episodes/ID/mcp is one episode's endpoint, /control/ is the control API, which needs a "
+    "bearer token (generated and printed at startup unless --token / TOOLGYM_TOKEN gives one)."
 )
 
 
@@ -48,11 +53,26 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record-dir", type=Path, metavar="DIR", help="write one JSONL record per episode into DIR")
     parser.add_argument(
         "--token",
-        default=os.environ.get("TOOLGYM_TOKEN"),
         metavar="T",
-        help="http: bearer token required by /control (default: $TOOLGYM_TOKEN; MCP endpoints stay open)",
+        help="http: bearer token required by /control (default: $TOOLGYM_TOKEN, else a new one printed at "
+        "startup; MCP endpoints stay open). Never give it to an agent",
     )
-    parser.add_argument("--max-episodes", type=int, default=1024, metavar="N", help="http: cap on open episodes (default: 1024)")
+    parser.add_argument(
+        "--no-token",
+        action="store_true",
+        help="http: UNSAFE, for local play only: serve /control without a token, so any process that reaches "
+        "the port (an agent too) can list, play and grade every episode",
+    )
+    parser.add_argument(
+        "--max-episodes", type=int, default=1024, metavar="N", help="http: cap on the control API's episodes (default: 1024)"
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help=f"http: cap on open /mcp sessions, apart from --max-episodes (default: {DEFAULT_MAX_SESSIONS})",
+    )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level (default: warning)"
     )
@@ -68,6 +88,12 @@ def _check(environment: Environment, args: argparse.Namespace) -> None:
         raise CliError(f"--seed must be >= 0, got {args.seed}")
     if args.max_episodes < 1:
         raise CliError(f"--max-episodes must be >= 1, got {args.max_episodes}")
+    if args.max_sessions < 1:
+        raise CliError(f"--max-sessions must be >= 1, got {args.max_sessions}")
+    if args.token is not None and not args.token.strip():
+        raise CliError("--token is empty; give a real token, or leave it out to have one generated")
+    if args.token is not None and args.no_token:
+        raise CliError("give either --token T or --no-token, not both")
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be within 0-65535, got {args.port}")
     if args.transport == "http" and args.record is not None:
@@ -98,21 +124,55 @@ def run_serve(environment: Environment, args: argparse.Namespace) -> int:
         return 130
 
 
+def _control_token(args: argparse.Namespace) -> tuple[str | None, bool]:
+    """The control token to serve with (None: --no-token) and whether it was generated here."""
+    if args.no_token:
+        return None, False
+    given = (args.token or os.environ.get("TOOLGYM_TOKEN", "")).strip() or None
+    if given is not None:
+        return given, False
+    from servers.http import new_token
+
+    return new_token(), True
+
+
+def _banner(environment: Environment, server: HttpServer, args: argparse.Namespace, generated: bool) -> str:
+    """The startup lines on stderr: endpoints, and the control token with its usage (the operator's copy)."""
+    lines = [
+        f"toolgym: serving {environment.name!r} over HTTP",
+        f"  MCP (one episode per session): {server.mcp_url}",
+        f"  limits:                        {args.max_sessions} /mcp sessions, {args.max_episodes} control API episodes",
+    ]
+    if server.token is None:
+        lines += [
+            f"  control API:                   {server.control_url}/  (no token: --no-token)",
+            "  warning:                       any process that reaches this port, an agent included, can list, "
+            "play and grade every episode; use --no-token for local play only",
+        ]
+    else:
+        shown = server.token if generated else "<token>"
+        note = "generated for this server; never give it to an agent" if generated else "from --token / TOOLGYM_TOKEN"
+        lines.append(f"  control API:                   {server.control_url}/  (bearer token required: {note})")
+        if generated:
+            lines.append(f"  control token:                 {server.token}")
+        lines += [
+            f"  control header:                Authorization: Bearer {shown}",
+            f"  runner:                        toolgym run {environment.name} --server {server.url} --token {shown}",
+        ]
+    lines.append(f"  Claude Code:                   {claude_command(environment, server.mcp_url)}")
+    if args.host not in ("127.0.0.1", "localhost", "::1") and server.token is None:
+        lines.append("  warning:                       the control API is reachable from the network without a token")
+    return "\n".join(lines)
+
+
 def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
     from servers.http import HttpServer, serve_http
 
     manager = EpisodeManager(environment, max_live=args.max_episodes, record_dir=args.record_dir)
+    token, generated = _control_token(args)
 
     def announce(server: HttpServer) -> None:
-        lines = [
-            f"toolgym: serving {environment.name!r} over HTTP",
-            f"  MCP (one episode per session): {server.mcp_url}",
-            f"  control API:                   {server.control_url}/" + ("  (bearer token required)" if args.token else ""),
-            f"  Claude Code:                   {claude_command(environment, server.mcp_url)}",
-        ]
-        if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
-            lines.append("  warning: the control API is reachable from the network without a token; pass --token")
-        print("\n".join(lines), file=sys.stderr, flush=True)
+        print(_banner(environment, server, args, generated), file=sys.stderr, flush=True)
 
     try:
         anyio.run(
@@ -123,9 +183,11 @@ def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
                 on_ready=announce,
                 log_level=args.log_level,
                 manager=manager,
-                token=args.token,
+                token=token,
+                no_token=token is None,
                 session_task=args.task,
                 session_seed=args.seed,
+                max_sessions=args.max_sessions,
             )
         )
     except OSError as exc:

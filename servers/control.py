@@ -1,13 +1,25 @@
 """The control API: create, inspect, close, grade and release episodes — from Python or over HTTP.
 
 Control operations are never MCP tools (decision 6): the agent's surface is its episode's tools only.
-Over HTTP they live under ``/control/`` on the same server as the MCP endpoints. With a token set
-(``--token`` / ``TOOLGYM_TOKEN``) every ``/control`` request needs ``Authorization: Bearer <token>``.
-The MCP endpoints stay open on loopback on purpose: the agent must be able to connect with nothing but
-its episode's URL, and must never hold the secret that could grade or reset episodes.
+Over HTTP they live under ``/control/`` on the same server as the MCP endpoints, sealed by default:
+
+- **Token.** Every ``/control`` request needs ``Authorization: Bearer <token>``. The HTTP server makes a
+  fresh token (``secrets.token_urlsafe(32)``) unless one is given (``--token`` / ``TOOLGYM_TOKEN``, the
+  ``token=`` argument); the CLI prints it to the operator on stderr, Python callers read
+  ``HttpServer.token``. Only an explicit opt-out (``--no-token``, ``no_token=True``) serves the control API
+  without one — unsafe whenever an agent can reach the port, since it could then list, play and grade
+  every episode. No agent is ever given the token: the MCP endpoints stay open on loopback on purpose,
+  since an agent connects with nothing but its episode's URL.
+- **Host and Origin.** On a loopback bind, like the MCP endpoints, a request whose ``Host`` is not a
+  loopback name gets 421 and one whose ``Origin`` is not a loopback origin gets 403 (DNS rebinding, web
+  pages); elsewhere any ``Origin`` is refused, since no browser page is a control client. These checks
+  come before the token check and hold with the opt-out too.
+- **Content type.** A POST with a body must be ``application/json`` (415 otherwise), so no cross-site
+  ``text/plain`` form can reach a handler.
 
 Every error is JSON ``{"error": code, "message": ...}``: 400 bad body / unknown task, 401 missing or wrong
-token, 404 unknown episode, 409 grading a free-play episode, 501 graders not installed, 503 at the cap.
+token, 403 foreign origin, 404 unknown episode, 409 grading a free-play episode, 415 body not JSON, 421
+foreign host, 501 graders not installed, 503 at the cap.
 """
 
 from __future__ import annotations
@@ -17,7 +29,9 @@ import importlib
 import json
 from typing import Any
 
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -242,29 +256,48 @@ def control_routes(control: Control) -> list[Route]:
 
 
 class _ControlApp:
-    """Bearer-token check and error mapping in front of the control router."""
+    """Host/Origin, content-type and bearer-token checks, then error mapping, in front of the control router."""
 
-    def __init__(self, router: ASGIApp, token: str | None) -> None:
+    def __init__(self, router: ASGIApp, token: str | None, security: TransportSecuritySettings | None) -> None:
         self.router = router
-        self.token = token.encode() if token else None
+        self.token = token.encode() if token is not None else None
+        protected = security is not None and security.enable_dns_rebinding_protection
+        self.allowed_hosts = list(security.allowed_hosts) if protected and security is not None else None
+        # No browser page is a control client: without an allow-list, any Origin at all is refused.
+        self.allowed_origins = list(security.allowed_origins) if protected and security is not None else []
 
-    def _authorized(self, scope: Scope) -> bool:
+    def _authorized(self, headers: Headers) -> bool:
         if self.token is None:
             return True
-        header = next((v for k, v in scope.get("headers", []) if k == b"authorization"), b"")
-        scheme, _, given = header.partition(b" ")
+        scheme, _, given = headers.get("authorization", "").encode("latin-1").partition(b" ")
         return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        """The response refusing this request before any handler runs, or None to let it through."""
+        headers = Headers(scope=scope)
+        host = headers.get("host")
+        if self.allowed_hosts is not None and not _matches(host, self.allowed_hosts):
+            return json_error(421, "invalid_host", f"Host {host!r} is not served here (DNS-rebinding protection)")
+        origin = headers.get("origin")
+        if origin is not None and not _matches(origin, self.allowed_origins):
+            return json_error(403, "invalid_origin", f"requests from origin {origin!r} are refused by the control API")
+        if scope["method"] == "POST" and not _json_or_empty(headers):
+            return json_error(415, "unsupported_media_type", "a control API request body must be application/json")
+        if not self._authorized(headers):
+            return json_error(
+                401, "unauthorized", "this control API needs 'Authorization: Bearer <token>'", **{"WWW-Authenticate": "Bearer"}
+            )
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.router(scope, receive, send)
             return
-        if not self._authorized(scope):
-            response: Response = json_error(
-                401, "unauthorized", "this control API needs 'Authorization: Bearer <token>'", **{"WWW-Authenticate": "Bearer"}
-            )
-            await response(scope, receive, send)
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await refusal(scope, receive, send)
             return
+        response: Response
         try:
             await self.router(scope, receive, send)
             return
@@ -285,6 +318,35 @@ class _ControlApp:
         await response(scope, receive, send)
 
 
-def control_app(control: Control, *, token: str | None = None) -> ASGIApp:
-    """The control API as an ASGI app to mount at ``/control`` (token-checked when ``token`` is set)."""
-    return _ControlApp(Router(routes=control_routes(control)), token)
+def _matches(value: str | None, allowed: list[str]) -> bool:
+    """Whether a Host or Origin value is in ``allowed`` (entries ending in ``:*`` allow any port)."""
+    if not value:
+        return False
+    return any(value == entry or (entry.endswith(":*") and value.startswith(entry[:-1])) for entry in allowed)
+
+
+def _json_or_empty(headers: Headers) -> bool:
+    """Whether a POST declares a JSON body, or has no body (and no content type) at all."""
+    content_type = headers.get("content-type")
+    if content_type is not None:
+        return content_type.split(";", 1)[0].strip().lower() == "application/json"
+    return headers.get("content-length", "0") == "0" and "transfer-encoding" not in headers
+
+
+def control_app(
+    control: Control, *, token: str | None, security: TransportSecuritySettings | None = None
+) -> ASGIApp:
+    """The control API as an ASGI app to mount at ``/control``.
+
+    Args:
+        token: the bearer token every request must carry; None serves the API without one (the explicit,
+            unsafe opt-out: any process that reaches the port can then act on every episode).
+        security: Host/Origin allow-lists (the MCP endpoints' DNS-rebinding settings); None refuses every
+            request that carries an Origin and checks no Host.
+
+    Raises:
+        ValueError: ``token`` is empty (that would read as "no token" and open the API by accident).
+    """
+    if token is not None and not token.strip():
+        raise ValueError("the control token is empty; pass a real token, or None to serve without one")
+    return _ControlApp(Router(routes=control_routes(control)), token, security)

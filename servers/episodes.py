@@ -46,6 +46,8 @@ class Episode:
     last_used: float = field(default_factory=time.monotonic)
     closed_at: float | None = None
     released: bool = False
+    capped: bool = True
+    """Counts against the manager's ``max_live`` (False: its creator enforces a cap of its own)."""
     _tool_calls: int = field(default=0, repr=False)
     lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False)
     """Serialises tool calls of this episode, so concurrent calls never interleave inside one savepoint."""
@@ -77,7 +79,8 @@ class EpisodeManager:
 
     Args:
         environment: the environment every episode of this manager runs.
-        max_live: cap on episodes holding a world (live or closed-but-not-released).
+        max_live: cap on episodes holding a world (live or closed-but-not-released), not counting those
+            created with ``capped=False`` (the HTTP server's ``/mcp`` sessions, which have a cap of their own).
         idle_timeout: seconds without a tool call after which a live episode is closed by :meth:`reap`.
         closed_ttl: seconds a closed episode keeps its world (for grading) before :meth:`reap` releases it.
         history: how many released episodes' records stay readable.
@@ -113,16 +116,22 @@ class EpisodeManager:
         *,
         record_path: Path | None = None,
         episode_id: str | None = None,
+        capped: bool = True,
     ) -> Episode:
         """Create an episode: clone the world, apply the task's setup, open its record.
 
+        Args:
+            capped: count the episode against ``max_live``. False is for a caller that bounds its episodes
+                itself, so that they never use up the room of the others (``/mcp`` sessions vs. evaluation
+                episodes created through the control API).
+
         Raises:
-            EpisodeLimitReached: ``max_live`` episodes already hold a world (after reaping the stale ones).
+            EpisodeLimitReached: ``max_live`` capped episodes already hold a world (after reaping the stale ones).
             TaskError: ``task`` names no template of the environment.
         """
-        if len(self._episodes) >= self.max_live:
+        if capped and self._capped_count() >= self.max_live:
             self.reap()
-            if len(self._episodes) >= self.max_live:
+            if self._capped_count() >= self.max_live:
                 raise EpisodeLimitReached(
                     f"{self.max_live} episodes are open in environment {self.environment.name!r}; "
                     "close some (control API: DELETE /control/episodes/ID) or raise max_live"
@@ -152,9 +161,13 @@ class EpisodeManager:
         writer = RecordWriter(path) if path is not None else None
         if writer is not None:
             writer.write(header)
-        episode = Episode(id=ident, environment=env, world=world, task=instance, record=Record(header=header), writer=writer)
+        record = Record(header=header)
+        episode = Episode(id=ident, environment=env, world=world, task=instance, record=record, writer=writer, capped=capped)
         self._episodes[ident] = episode
         return episode
+
+    def _capped_count(self) -> int:
+        return sum(1 for episode in self._episodes.values() if episode.capped)
 
     def get(self, episode_id: str, *, live: bool = False) -> Episode:
         """The episode with ``episode_id`` (holding a world).

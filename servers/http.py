@@ -3,8 +3,9 @@
 Routes (see ``servers/routing.py`` for how MCP requests find their episode)::
 
     /episodes/{id}/mcp   that episode's MCP endpoint (every protocol era)
-    /mcp                 one episode per handshake-era MCP session (for one-URL clients)
-    /control/...         the control API (``servers/control.py``), optionally token-protected
+    /mcp                 one episode per handshake-era MCP session (for one-URL clients), at most
+                         ``max_sessions`` at once, apart from the control API's episodes
+    /control/...         the control API (``servers/control.py``), sealed by a bearer token by default
 
 One low-level MCP server and one SDK ``StreamableHTTPSessionManager`` serve every episode; the session
 manager and a reaper run in the app's lifespan. The reaper closes idle episodes, releases closed ones past
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import socket
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -31,9 +33,9 @@ from servers.control import Control, control_app
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
 from servers.mcp_server import build_mcp_server
-from servers.routing import EpisodeEndpoint, EpisodeRouter, PlainEndpoint, loopback_security
+from servers.routing import DEFAULT_MAX_SESSIONS, EpisodeEndpoint, EpisodeRouter, PlainEndpoint, loopback_security
 
-__all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket"]
+__all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket", "new_token"]
 
 log = logging.getLogger("toolgym.http")
 
@@ -43,23 +45,32 @@ def build_http_app(
     *,
     manager: EpisodeManager | None = None,
     token: str | None = None,
+    no_token: bool = False,
     host: str = "127.0.0.1",
     security: TransportSecuritySettings | None = None,
     session_task: str | None = None,
     session_seed: int = 0,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
     reap_interval: float = 30.0,
     session_idle_timeout: float | None = None,
     json_response: bool = True,
 ) -> Starlette:
     """The Starlette app serving ``environment``'s episodes over MCP plus the control API.
 
+    The control API is sealed: every ``/control`` request needs ``Authorization: Bearer <token>``, with a
+    fresh token made here unless one is given; ``app.state.token`` holds it (None only with ``no_token``).
+
     Args:
         manager: the episode manager to serve (a default one is made); the app's ``state.manager`` holds it.
-        token: when set, every ``/control`` request needs ``Authorization: Bearer <token>``.
+            Its ``max_live`` caps the control API's episodes; ``/mcp`` sessions do not count against it.
+        token: the control API's bearer token (default: a new ``secrets.token_urlsafe(32)``).
+        no_token: serve the control API without a token — the explicit, unsafe opt-out for local play:
+            any process that reaches the port (an agent too) can then list, play and grade every episode.
         host: the interface the app will be bound to; loopback turns DNS-rebinding protection on.
         security: explicit Host/Origin checks, overriding the loopback default.
         session_task: task template of the episodes opened for ``/mcp`` sessions (None: free play).
         session_seed: their task seed (fixture seed in free play).
+        max_sessions: cap on open ``/mcp`` sessions; one more gets JSON-RPC error ``EPISODE_LIMIT_REACHED``.
         reap_interval: seconds between reaper passes.
         session_idle_timeout: seconds after which the SDK drops an idle handshake-era session (and the
             reaper then releases its ``/mcp`` episode); defaults to the manager's ``idle_timeout``.
@@ -67,12 +78,18 @@ def build_http_app(
 
     Raises:
         TaskError: ``session_task`` names no task template of the environment.
+        ValueError: both ``token`` and ``no_token``, an empty token, or ``max_sessions`` < 1.
     """
+    if no_token and token is not None:
+        raise ValueError("give a control token or no_token=True, not both")
+    if max_sessions < 1:
+        raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
+    token = None if no_token else (token if token is not None else new_token())
     manager = manager if manager is not None else EpisodeManager(environment)
     if session_task is not None:
         environment.task_template(session_task)  # fail now (TaskError), not on the first client's request
     security = security if security is not None else loopback_security(host)
-    router = EpisodeRouter(manager, session_task=session_task, session_seed=session_seed)
+    router = EpisodeRouter(manager, session_task=session_task, session_seed=session_seed, max_sessions=max_sessions)
     server = build_mcp_server(environment, router.resolve)
     control = Control(manager)
 
@@ -84,7 +101,8 @@ def build_http_app(
             json_response=json_response,
             security_settings=security,
             session_idle_timeout=session_idle_timeout or manager.idle_timeout,
-            max_sessions=manager.max_live,
+            # Room for every /mcp session plus handshake-era sessions on the control API's episode URLs.
+            max_sessions=max_sessions + manager.max_live,
         )
         async with router.session_manager.run(), anyio.create_task_group() as tg:
             tg.start_soon(_reap_forever, manager, router, reap_interval)
@@ -98,11 +116,12 @@ def build_http_app(
         routes=[
             Route("/mcp", PlainEndpoint(router, security)),
             Route("/episodes/{episode_id}/mcp", EpisodeEndpoint(router, security)),
-            Mount("/control", app=control_app(control, token=token)),
+            Mount("/control", app=control_app(control, token=token, security=security)),
         ],
         lifespan=lifespan,
     )
     app.state.manager = manager
+    app.state.token = token
     app.state.control = control
     app.state.router = router
     return app
@@ -119,6 +138,11 @@ async def _reap_forever(manager: EpisodeManager, router: EpisodeRouter, interval
             continue
         if gone or released:
             log.info("reaper: %d ended sessions, %d episodes released", len(gone), len(released))
+
+
+def new_token() -> str:
+    """A fresh control token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -154,13 +178,20 @@ class _Uvicorn(uvicorn.Server):
 
 @dataclass
 class HttpServer:
-    """A running HTTP server: its base URL, app and episode manager."""
+    """A running HTTP server: its base URL, app, episode manager and control token."""
 
     url: str
     """Base URL, e.g. ``http://127.0.0.1:43123`` (no trailing slash)."""
     app: Starlette
     manager: EpisodeManager
     _server: _Uvicorn
+    token: str | None = field(default=None, repr=False)
+    """Bearer token of the control API (None only when served with ``no_token``). Never give it to an agent."""
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """Headers a control client sends: the ``Authorization`` bearer header (empty without a token)."""
+        return {"Authorization": f"Bearer {self.token}"} if self.token is not None else {}
 
     @property
     def mcp_url(self) -> str:
@@ -204,7 +235,9 @@ def _prepare(
     ready = anyio.Event()
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}"
-    return HttpServer(url=url, app=app, manager=app.state.manager, _server=_Uvicorn(config, ready)), sock, ready
+    server = _Uvicorn(config, ready)
+    handle = HttpServer(url=url, app=app, manager=app.state.manager, _server=server, token=app.state.token)
+    return handle, sock, ready
 
 
 def _check_started(handle: HttpServer, environment: Environment) -> None:
@@ -224,8 +257,9 @@ async def running_http(
 ) -> AsyncIterator[HttpServer]:
     """Run the HTTP server in the background until the block exits (tests, embedding).
 
-    ``port=0`` picks a free port; the yielded :class:`HttpServer` has the real URL. ``app_options`` go to
-    :func:`build_http_app` (``manager``, ``token``, ...). Leaving the block shuts the server down.
+    ``port=0`` picks a free port; the yielded :class:`HttpServer` has the real URL and the control token
+    (``server.token``, ``server.control_headers``). ``app_options`` go to :func:`build_http_app`
+    (``manager``, ``token``, ``no_token``, ``max_sessions``...). Leaving the block shuts the server down.
     """
     handle, sock, ready = _prepare(environment, host, port, log_level, graceful_timeout, app_options)
     async with anyio.create_task_group() as tg:
@@ -250,7 +284,7 @@ async def serve_http(
 ) -> None:
     """Serve ``environment`` over HTTP until the process is interrupted (uvicorn handles Ctrl-C / SIGTERM).
 
-    ``on_ready`` is called once the server accepts connections (the CLI prints its URLs there).
+    ``on_ready`` is called once the server accepts connections (the CLI prints its URLs and token there).
 
     Raises:
         OSError: the address cannot be bound (e.g. the port is in use).

@@ -10,7 +10,10 @@ requests land in the right world is the episode id this module puts in the ASGI 
 - ``/mcp`` — the plain endpoint for clients configured with one URL (``claude mcp add --transport http``).
   Each handshake-era MCP session gets its own episode (free play, or the server's ``--task``), created on
   the session's first routed request and released when the client DELETEs the session or the SDK drops it
-  as idle. A sessionless
+  as idle. At most ``max_sessions`` sessions are open at once (``--max-sessions``); one more is refused
+  with JSON-RPC error -32005 (``EPISODE_LIMIT_REACHED``) before the SDK opens it. Their episodes do not
+  count against the episode manager's ``max_live``, so idle ``/mcp`` sessions never starve the control
+  API's evaluation episodes (and those never starve ``/mcp``). A sessionless
   2026-07-28 request cannot be told apart from any other client's, so it is answered with JSON-RPC error
   -32022 (unsupported protocol version) listing the handshake versions: the v2 ``mcp.Client`` in its
   default ``auto`` mode then falls back to the handshake and gets a session (mcp/client/_probe.py).
@@ -31,15 +34,17 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
-from fixtures.errors import EpisodeLimitReached, EpisodeNotFound
+from fixtures.errors import EpisodeNotFound
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import EPISODE_NOT_FOUND
 
 __all__ = [
+    "DEFAULT_MAX_SESSIONS",
     "EPISODE_SCOPE_KEY",
     "EPISODE_LIMIT_REACHED",
     "EpisodeRouter",
@@ -54,7 +59,10 @@ EPISODE_SCOPE_KEY = "toolgym.episode"
 """ASGI scope key holding the episode id of a request to ``/episodes/{id}/mcp``."""
 
 EPISODE_LIMIT_REACHED = -32005
-"""JSON-RPC error code when ``/mcp`` cannot open one more episode (the manager is at its cap)."""
+"""JSON-RPC error code when ``/mcp`` cannot open one more session (``max_sessions`` are open)."""
+
+DEFAULT_MAX_SESSIONS = 64
+"""Default cap on open ``/mcp`` sessions (each holds a free-play world)."""
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -74,27 +82,67 @@ def loopback_security(host: str) -> TransportSecuritySettings | None:
 
 
 class EpisodeRouter:
-    """Finds the episode of each MCP request and owns the ``/mcp`` session → episode map.
+    """Finds the episode of each MCP request and owns the ``/mcp`` session → episode map and its cap.
 
     Args:
         manager: the episodes of this server.
         session_task: task template of the episodes opened for ``/mcp`` sessions (None: free play).
         session_seed: their task seed (fixture seed in free play).
+        max_sessions: cap on open ``/mcp`` sessions (their episodes are outside the manager's ``max_live``).
     """
 
-    def __init__(self, manager: EpisodeManager, *, session_task: str | None = None, session_seed: int = 0) -> None:
+    def __init__(
+        self,
+        manager: EpisodeManager,
+        *,
+        session_task: str | None = None,
+        session_seed: int = 0,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+    ) -> None:
         self.manager = manager
         self.session_task = session_task
         self.session_seed = session_seed
+        self.max_sessions = max_sessions
         self.session_manager: StreamableHTTPSessionManager | None = None
-        self._sessions: dict[str, str] = {}
+        self._sessions: dict[str, str | None] = {}
+        """Open ``/mcp`` sessions → their episode id (None until the session's first routed request)."""
+        self._opening = 0
+        """Requests admitted to open a ``/mcp`` session whose response has not started yet."""
+
+    def _full(self) -> bool:
+        return len(self._sessions) + self._opening >= self.max_sessions
+
+    def admit(self) -> bool:
+        """Reserve room for one new ``/mcp`` session; False at the cap (after sweeping ended sessions).
+
+        Every admitted request must be followed by exactly one :meth:`opened` call.
+        """
+        if self._full():
+            self.sweep()
+            if self._full():
+                return False
+        self._opening += 1
+        return True
+
+    def opened(self, session_id: str | None) -> None:
+        """End an admission: register the session the SDK opened, or free the room (None: none opened)."""
+        self._opening -= 1
+        if session_id is not None:
+            self._sessions.setdefault(session_id, None)
+
+    def limit_message(self) -> str:
+        """Why one more ``/mcp`` session is refused, and what to do."""
+        return (
+            f"{self.max_sessions} MCP sessions are already open on /mcp (the server's --max-sessions); "
+            "end one (the client's DELETE) or wait for idle sessions to expire"
+        )
 
     def resolve(self, ctx: ServerRequestContext[Any, Any]) -> Episode:
         """The episode a request belongs to: from the scope (episode URL) or from its MCP session (``/mcp``).
 
         Raises:
             EpisodeNotFound: the episode was closed or released, or the request has no session.
-            MCPError: ``/mcp`` needs a new episode but the manager is at its cap.
+            MCPError: the session is not one ``/mcp`` admitted and the session cap is reached.
         """
         request = ctx.request
         if not isinstance(request, Request):
@@ -105,20 +153,22 @@ class EpisodeRouter:
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is None:
             raise EpisodeNotFound("a request to /mcp needs an MCP session; initialize first")
-        ident = self._sessions.get(session_id)
+        if session_id not in self._sessions:
+            # A session opened on an episode URL, then used on /mcp: it needs room like any /mcp session.
+            if not self.admit():
+                raise MCPError(EPISODE_LIMIT_REACHED, self.limit_message())
+            self.opened(session_id)
+        ident = self._sessions[session_id]
         if ident is not None:
             # A released episode stays released: the session gets an error, never a silent fresh world.
             return self.manager.get(ident, live=True)
-        try:
-            episode = self.manager.create(self.session_task, self.session_seed)
-        except EpisodeLimitReached as exc:
-            raise MCPError(EPISODE_LIMIT_REACHED, str(exc)) from None
+        episode = self.manager.create(self.session_task, self.session_seed, capped=False)
         self._sessions[session_id] = episode.id
         log.info("MCP session %s… opened episode %s", session_id[:8], episode.id)
         return episode
 
     def end_session(self, session_id: str) -> None:
-        """Release the episode of an ended ``/mcp`` session (client DELETE or SDK idle timeout)."""
+        """Forget an ended ``/mcp`` session and release its episode (client DELETE or SDK idle timeout)."""
         ident = self._sessions.pop(session_id, None)
         if ident is not None:
             self.manager.release(ident)
@@ -216,10 +266,37 @@ class PlainEndpoint:
             await response(scope, receive, send)
             return
         assert self.router.session_manager is not None, "the HTTP app's lifespan is not running"
-        await self.router.session_manager.handle_request(_for_sdk(scope), receive, send)
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
-        if request.method == "DELETE" and session_id is not None:
+        if session_id is None:
+            await self._open_session(request, scope, receive, send)
+            return
+        await self.router.session_manager.handle_request(_for_sdk(scope), receive, send)
+        if request.method == "DELETE":
             self.router.end_session(session_id)
+
+    async def _open_session(self, request: Request, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request without a session (an initialize): admitted under the cap, its new session registered."""
+        if not self.router.admit():
+            request_id = await _request_id(request)
+            refusal = _jsonrpc_error(503, request_id, EPISODE_LIMIT_REACHED, self.router.limit_message())
+            await refusal(scope, receive, send)
+            return
+        pending = True
+
+        async def watch(message: Message) -> None:
+            nonlocal pending
+            if pending and message["type"] == "http.response.start":
+                pending = False
+                opened = message["status"] < 400 and Headers(raw=message.get("headers", [])).get(MCP_SESSION_ID_HEADER)
+                self.router.opened(opened or None)
+            await send(message)
+
+        assert self.router.session_manager is not None
+        try:
+            await self.router.session_manager.handle_request(_for_sdk(scope), receive, watch)
+        finally:
+            if pending:
+                self.router.opened(None)
 
     async def _refuse_sessionless(self, request: Request, version: str) -> Response:
         """JSON-RPC -32022 naming the handshake versions, so auto-mode clients fall back to a session."""

@@ -7,6 +7,10 @@ Claude-style MCP config file), ``{prompt}``, ``{prompt_file}`` and ``{episode_id
 own process group with the episode's time limit; on timeout the whole group is killed. Its output goes to
 ``logs/<episode>.log`` in the run folder. Grading reads only the server-side record (decision 5), so an
 external agent is graded exactly like ours.
+
+The command is given its episode's MCP URL and prompt, nothing else of ours: every other ``TOOLGYM_*``
+variable of the runner's environment (``TOOLGYM_TOKEN`` above all) is removed from the command's, and the
+control token appears in none of its arguments or files, so it cannot reach the control API (decision 6).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -26,12 +31,31 @@ import anyio
 from clients.agents.base import AgentResult, AgentSession
 from clients.errors import AgentSpecError
 
-__all__ = ["ExternalAgent", "PLACEHOLDERS"]
+__all__ = ["ExternalAgent", "PLACEHOLDERS", "GIVEN_VARIABLES", "agent_environment"]
 
 PLACEHOLDERS = ("{mcp_url}", "{mcp_config}", "{prompt}", "{prompt_file}", "{episode_id}")
 
+GIVEN_VARIABLES = ("TOOLGYM_MCP_URL", "TOOLGYM_EPISODE_ID", "TOOLGYM_PROMPT_FILE")
+"""The only ``TOOLGYM_*`` variables an external command sees: those the runner sets for its episode."""
+
 _KILL_GRACE = 3.0
 """Seconds between SIGTERM and SIGKILL of a timed-out command's process group."""
+
+
+def agent_environment(
+    session: AgentSession, prompt_file: Path, inherited: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The command's environment: ``inherited`` (default ``os.environ``) minus ``TOOLGYM_*``, plus the episode's.
+
+    Why: the runner's own environment may hold ``TOOLGYM_TOKEN`` (the control secret of ``--server``) or
+    other settings of ours; an agent given them could create, read or grade episodes.
+    """
+    source = os.environ if inherited is None else inherited
+    env = {key: value for key, value in source.items() if not key.upper().startswith("TOOLGYM_")}
+    env.update(
+        TOOLGYM_MCP_URL=session.mcp_url or "", TOOLGYM_EPISODE_ID=session.episode_id, TOOLGYM_PROMPT_FILE=str(prompt_file)
+    )
+    return env
 
 
 def _kill_group(process: anyio.abc.Process) -> None:
@@ -101,8 +125,7 @@ class ExternalAgent:
             prompt_file = work / "prompt.txt"
             prompt_file.write_text(session.prompt, encoding="utf-8")
             argv = self.render(session, mcp_config, prompt_file)
-            env = dict(os.environ)
-            env.update(TOOLGYM_MCP_URL=session.mcp_url, TOOLGYM_EPISODE_ID=session.episode_id, TOOLGYM_PROMPT_FILE=str(prompt_file))
+            env = agent_environment(session, prompt_file)
             if self.log_dir is not None:
                 self.log_dir.mkdir(parents=True, exist_ok=True)
                 log_path = self.log_dir / f"{session.name or session.episode_id}.log"

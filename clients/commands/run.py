@@ -39,7 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="keep the graded episodes of the run folder, run the rest")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing run in --out")
     parser.add_argument("--server", metavar="URL", help="a running `toolgym serve` (default: episodes in this process)")
-    parser.add_argument("--token", default=os.environ.get("TOOLGYM_TOKEN"), help="control API token of --server (env TOOLGYM_TOKEN)")
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("TOOLGYM_TOKEN"),
+        help="control API token of --server (env TOOLGYM_TOKEN); only the runner uses it, agents never see it",
+    )
     parser.add_argument("--max-turns", type=int, default=Limits.max_turns, metavar="N", help=f"model calls per episode (default: {Limits.max_turns})")
     parser.add_argument("--timeout", type=float, default=Limits.episode_timeout, metavar="S", help=f"seconds per episode (default: {Limits.episode_timeout:g})")
     parser.add_argument("--request-timeout", type=float, default=Limits.request_timeout, metavar="S", help="seconds per LLM request")

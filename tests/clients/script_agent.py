@@ -5,7 +5,7 @@ Usage: ``python -m tests.clients.script_agent MODE MCP_URL PROMPT_FILE`` with MO
 - ``solve``: read the prompt, solve the toy tasks (pay a debt back, report a balance) with real tool calls;
 - ``fail``: exit with status 3 at once, without connecting (a crashing agent);
 - ``hang``: start a child process, then wait forever without connecting (the runner must kill the whole
-  process group); the child's pid is written to ``$TOOLGYM_TEST_CHILD_PID`` when that is set. It imports
+  process group); the child's pid is written to ``$SCRIPT_AGENT_CHILD_PID`` when that is set. It imports
   nothing heavy, so it reaches its wait in milliseconds.
 """
 
@@ -49,7 +49,7 @@ async def solve(client: Any, prompt: str) -> None:
 def hang() -> None:
     """Leave a child behind and never return."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    pid_file = os.environ.get("TOOLGYM_TEST_CHILD_PID")
+    pid_file = os.environ.get("SCRIPT_AGENT_CHILD_PID")
     if pid_file:
         Path(pid_file).write_text(str(child.pid))
     while True:

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from clients.agents.base import AgentSession, Limits
-from clients.agents.external import ExternalAgent
+from clients.agents.external import GIVEN_VARIABLES, ExternalAgent, agent_environment
 from clients.runner import RunConfig, run
 from servers.record import read_record
 from tests.clients.toyenv import environment
@@ -53,7 +53,7 @@ def _gone(pid: int) -> bool:
 
 async def test_timeout_kills_the_whole_process_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pid_file = tmp_path / "child.pid"
-    monkeypatch.setenv("TOOLGYM_TEST_CHILD_PID", str(pid_file))
+    monkeypatch.setenv("SCRIPT_AGENT_CHILD_PID", str(pid_file))  # TOOLGYM_* never reach an agent
     spec = f"cmd:{AGENT} hang {{mcp_url}} {{prompt_file}}"
     with anyio.fail_after(60):
         outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run", limits=Limits(episode_timeout=1.0)))
@@ -87,3 +87,22 @@ async def test_generated_mcp_config_is_claude_style(tmp_path: Path) -> None:
     assert json.loads(probe.read_text()) == {"mcpServers": {"toolgym": {"type": "http", "url": "http://127.0.0.1:5/episodes/ep-9/mcp"}}}
     assert (tmp_path / "logs" / "x.t.s0.t0.log").exists()
     assert os.environ.get("TOOLGYM_MCP_URL") is None  # the command's environment, not ours
+
+
+def test_the_command_sees_no_toolgym_variable_but_its_episode(tmp_path: Path) -> None:
+    session = AgentSession(episode_id="ep-3", env="toy", task="t", seed=0, prompt="p", limits=Limits(), mcp_url="http://127.0.0.1:7/episodes/ep-3/mcp")
+    inherited = {
+        "PATH": "/usr/bin",
+        "TOOLGYM_TOKEN": "s3cret",
+        "toolgym_token": "s3cret",
+        "TOOLGYM_CACHE_DIR": "/tmp/cache",
+        "TOOLGYM_MCP_URL": "http://127.0.0.1:7/control",
+    }
+    env = agent_environment(session, tmp_path / "prompt.txt", inherited)
+    assert env == {
+        "PATH": "/usr/bin",
+        "TOOLGYM_MCP_URL": "http://127.0.0.1:7/episodes/ep-3/mcp",
+        "TOOLGYM_EPISODE_ID": "ep-3",
+        "TOOLGYM_PROMPT_FILE": str(tmp_path / "prompt.txt"),
+    }
+    assert sorted(k for k in env if k.startswith("TOOLGYM_")) == sorted(GIVEN_VARIABLES)

@@ -15,7 +15,7 @@ from clients.backends import merge_messages
 from clients.errors import RunError
 from clients.runner import RunConfig, run
 from servers.episodes import EpisodeManager
-from servers.http import running_http
+from servers.http import HttpServer, running_http
 from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, ToolCallEvent, read_record
 from tests.clients.fake_provider import Reply, openai_message, openai_tool_call, running_provider
 from tests.clients.toyenv import environment
@@ -31,7 +31,10 @@ async def test_oracle_over_http_grades_like_in_process(tmp_path: Path) -> None:
         local = await run(RunConfig(env=environment, agent="oracle", seeds="0-1", out=tmp_path / "local"))
         manager = EpisodeManager(environment)
         async with running_http(environment, manager=manager) as server:
-            remote = await run(RunConfig(env=environment, agent="oracle", seeds="0-1", out=tmp_path / "remote", server=server.url, concurrency=4))
+            config = RunConfig(
+                env=environment, agent="oracle", seeds="0-1", out=tmp_path / "remote", server=server.url, token=server.token, concurrency=4
+            )
+            remote = await run(config)
             assert len(server.manager) == 0  # every episode was released on the server
     assert verdicts(remote.lines) == verdicts(local.lines)
     assert all(l.passed for l in remote.lines)
@@ -52,7 +55,8 @@ async def test_llm_messages_are_merged_into_the_server_record(tmp_path: Path) ->
     with anyio.fail_after(60):
         async with running_provider(script) as provider, running_http(environment) as server:
             agent = OpenAIAgent("scripted", base_url=f"{provider.url}/v1")
-            outcome = await run(RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "run", server=server.url))
+            config = RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "run", server=server.url, token=server.token)
+            outcome = await run(config)
     (line,) = outcome.lines
     assert line.passed and line.turns == 3 and line.tokens.total == 45
     record = read_record(tmp_path / "run" / line.record, require_closed=True)  # type: ignore[operator]
@@ -73,7 +77,7 @@ async def test_server_mismatch_and_token_are_clear_errors(tmp_path: Path) -> Non
     with anyio.fail_after(60):
         async with running_http(other_environment) as server:
             with pytest.raises(RunError, match=r"serves environment 'toy', not 'toy-tasks'"):
-                await run(RunConfig(env=environment, agent="oracle", out=tmp_path / "a", server=server.url))
+                await run(RunConfig(env=environment, agent="oracle", out=tmp_path / "a", server=server.url, token=server.token))
         async with running_http(environment, token="s3cret") as server:
             with pytest.raises(RunError, match="needs a control token"):
                 await run(RunConfig(env=environment, agent="oracle", out=tmp_path / "b", server=server.url))
@@ -89,16 +93,16 @@ class VanishingEpisode:
     needs_instance = False
     needs_tools = False
 
-    def __init__(self, control: str) -> None:
-        self.control = control
+    def __init__(self, server: HttpServer) -> None:
+        self.server = server
         self.attempts = 0
 
     async def run(self, session: AgentSession) -> AgentResult:
         self.attempts += 1
         await session.call_tool("list_accounts", {})
         if self.attempts == 1:
-            async with httpx.AsyncClient() as http:
-                (await http.delete(f"{self.control}/episodes/{session.episode_id}")).raise_for_status()
+            async with httpx.AsyncClient(headers=self.server.control_headers) as http:
+                (await http.delete(f"{self.server.control_url}/episodes/{session.episode_id}")).raise_for_status()
             await session.call_tool("list_accounts", {})
         return AgentResult()
 
@@ -109,10 +113,11 @@ class VanishingEpisode:
 async def test_an_episode_lost_on_the_server_is_a_connection_error_and_retried(tmp_path: Path) -> None:
     with anyio.fail_after(60):
         async with running_http(environment) as server:
-            agent = VanishingEpisode(server.control_url)
-            once = await run(RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "a", server=server.url, retries=0))
+            agent = VanishingEpisode(server)
+            common = {"env": environment, "agent": agent, "tasks": "report_balance", "server": server.url, "token": server.token}
+            once = await run(RunConfig(**common, out=tmp_path / "a", retries=0))  # type: ignore[arg-type]
             agent.attempts = 0
-            retried = await run(RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "b", server=server.url, retries=1))
+            retried = await run(RunConfig(**common, out=tmp_path / "b", retries=1))  # type: ignore[arg-type]
     (line,) = once.lines
     assert line.status == "errored" and line.error_class == "connection" and line.attempts == 1
     (line,) = retried.lines

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from anyio.abc import Process
 from mcp import Client
 
 from servers import read_record
@@ -42,8 +43,10 @@ def test_serve_help_describes_every_flag(capsys: pytest.CaptureFixture[str]) -> 
     code, out, _ = run_cli(capsys, "serve", "--help")
     assert code == 0
     assert "Serve the environment's tools over MCP" in out
-    for flag in ("--transport", "--host", "--port", "--task", "--seed", "--record", "--record-dir", "--token", "--max-episodes"):
+    flags = ("--transport", "--host", "--port", "--task", "--seed", "--record", "--record-dir", "--token", "--no-token")
+    for flag in (*flags, "--max-episodes", "--max-sessions"):
         assert flag in out, flag
+    assert "UNSAFE" in out  # --no-token says what it gives away
 
 
 @pytest.mark.parametrize(
@@ -55,6 +58,9 @@ def test_serve_help_describes_every_flag(capsys: pytest.CaptureFixture[str]) -> 
         (["serve", "--seed", "-1"], "--seed must be >= 0"),
         (["serve", "--transport", "http", "--max-episodes", "0"], "--max-episodes must be >= 1"),
         (["serve", "--transport", "http", "--port", "70000"], "--port must be within 0-65535"),
+        (["serve", "--transport", "http", "--max-sessions", "0"], "--max-sessions must be >= 1"),
+        (["serve", "--transport", "http", "--token", "t", "--no-token"], "either --token T or --no-token"),
+        (["serve", "--transport", "http", "--token", " "], "--token is empty"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -88,6 +94,17 @@ def test_unknown_environment_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert err.startswith("error: no environment 'no_such_env'") and err.count("\n") == 1
 
 
+async def read_banner(process: Process) -> dict[str, str]:
+    """The serve command's startup lines on stderr, as ``{label: value}``."""
+    assert process.stderr is not None
+    banner = ""
+    async for chunk in process.stderr:
+        banner += chunk.decode()
+        if "claude mcp add" in banner and banner.endswith("\n"):
+            break
+    return {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip() for line in banner.splitlines()[1:]}
+
+
 async def test_http_mode_end_to_end(tmp_path: Path) -> None:
     records = tmp_path / "records"
     command = [
@@ -96,30 +113,28 @@ async def test_http_mode_end_to_end(tmp_path: Path) -> None:
     ]
     with anyio.fail_after(60):
         async with await anyio.open_process(command, cwd=REPO, env={**os.environ, "TOOLGYM_TOKEN": ""}) as process:
-            assert process.stderr is not None
-            banner = ""
-            async for chunk in process.stderr:
-                banner += chunk.decode()
-                if "claude mcp add" in banner and banner.endswith("\n"):
-                    break
-            lines = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip() for line in banner.splitlines()[1:]}
-            mcp_url = lines["MCP (one episode per session)"]
-            control_url = lines["control API"].split()[0].rstrip("/")
-            assert lines["Claude Code"] == f"claude mcp add --transport http toy {mcp_url}"
-            assert "(bearer token required)" in lines["control API"]
+            try:
+                lines = await read_banner(process)
+                mcp_url = lines["MCP (one episode per session)"]
+                control_url = lines["control API"].split()[0].rstrip("/")
+                assert lines["Claude Code"] == f"claude mcp add --transport http toy {mcp_url}"
+                assert "(bearer token required" in lines["control API"]
+                assert "t0ken" not in "".join(lines.values())  # a token the operator chose is not echoed
+                assert "control token" not in lines
 
-            async with httpx.AsyncClient() as http:
-                assert (await http.post(f"{control_url}/episodes", json={})).status_code == 401
-                created = await http.post(f"{control_url}/episodes", json={"task": "pay_back"}, headers={"Authorization": "Bearer t0ken"})
-                assert created.status_code == 201
-            async with Client(mcp_url) as client:
-                result = await client.call_tool("list_accounts", {})
-                assert not result.is_error
-            async with Client(created.json()["mcp_url"]) as client:
-                result = await client.call_tool("submit_answer", {"text": "done"})
-                assert not result.is_error
-
-            process.send_signal(signal.SIGINT)
+                async with httpx.AsyncClient() as http:
+                    assert (await http.post(f"{control_url}/episodes", json={})).status_code == 401
+                    auth = {"Authorization": "Bearer t0ken"}
+                    created = await http.post(f"{control_url}/episodes", json={"task": "pay_back"}, headers=auth)
+                    assert created.status_code == 201
+                async with Client(mcp_url) as client:
+                    result = await client.call_tool("list_accounts", {})
+                    assert not result.is_error
+                async with Client(created.json()["mcp_url"]) as client:
+                    result = await client.call_tool("submit_answer", {"text": "done"})
+                    assert not result.is_error
+            finally:
+                process.send_signal(signal.SIGINT)
             assert await process.wait() == 0
 
     files = sorted(records.glob("*.jsonl"))
@@ -127,3 +142,53 @@ async def test_http_mode_end_to_end(tmp_path: Path) -> None:
     by_task = {r.header.task: r for r in (read_record(p, require_closed=True) for p in files)}
     assert [c.tool for c in by_task[None].tool_calls] == ["list_accounts"]
     assert [c.tool for c in by_task["pay_back"].tool_calls] == ["submit_answer"]
+
+
+async def test_finance_http_server_generates_prints_and_requires_a_token() -> None:
+    command = [sys.executable, "-m", "envs.finance", "serve", "--transport", "http", "--port", "0"]
+    env = {key: value for key, value in os.environ.items() if key != "TOOLGYM_TOKEN"}
+    with anyio.fail_after(120):  # the first run may build the finance fixture
+        async with await anyio.open_process(command, cwd=REPO, env=env) as process:
+            try:
+                lines = await read_banner(process)
+                token = lines["control token"]
+                assert len(token) >= 43  # secrets.token_urlsafe(32)
+                assert lines["control header"] == f"Authorization: Bearer {token}"
+                assert lines["runner"].endswith(f"--token {token}")
+                assert "never give it to an agent" in lines["control API"]
+                control_url = lines["control API"].split()[0].rstrip("/")
+
+                async with httpx.AsyncClient(base_url=control_url) as http:
+                    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {token}"}):
+                        assert (await http.get("/episodes", headers=headers)).status_code == 401
+                        assert (await http.post("/episodes", json={}, headers=headers)).status_code == 401
+                    auth = {"Authorization": f"Bearer {token}"}
+                    health = await http.get("/health", headers=auth)
+                    assert health.status_code == 200 and health.json()["env"] == "finance"
+                    created = await http.post("/episodes", json={"seed": 0}, headers=auth)
+                    assert created.status_code == 201, created.text
+                    listing = (await http.get("/episodes", headers=auth)).json()["episodes"]
+                    assert [e["id"] for e in listing] == [created.json()["id"]]
+            finally:
+                process.terminate()
+            await process.wait()
+
+
+async def test_no_token_is_an_explicit_opt_out() -> None:
+    command = [sys.executable, "-m", "tests.toy_env", "serve", "--transport", "http", "--port", "0", "--no-token"]
+    with anyio.fail_after(60):
+        async with await anyio.open_process(command, cwd=REPO, env={**os.environ, "TOOLGYM_TOKEN": "ignored"}) as process:
+            try:
+                lines = await read_banner(process)
+                assert "no token" in lines["control API"] and "control token" not in lines
+                assert "an agent included" in lines["warning"]
+                control_url = lines["control API"].split()[0].rstrip("/")
+                async with httpx.AsyncClient(base_url=control_url) as http:
+                    assert (await http.post("/episodes", json={})).status_code == 201
+                    # Even open, the control API refuses what a web page could send it.
+                    page = {"Origin": "http://evil.example", "Content-Type": "text/plain"}
+                    assert (await http.post("/episodes", content=b"{}", headers=page)).status_code == 403
+                    assert len((await http.get("/episodes")).json()["episodes"]) == 1
+            finally:
+                process.terminate()
+            await process.wait()

@@ -1,4 +1,4 @@
-"""The control API over HTTP: episode lifecycle, records, errors as JSON, and the optional bearer token."""
+"""The control API over HTTP: episode lifecycle, records, errors as JSON (its seal: test_control_security.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,18 @@ from fixtures import World
 from graders.criteria import state
 from graders.tasks import TaskDraft, TaskTemplate, call
 from servers import EpisodeManager, read_record
-from servers.http import running_http
+from servers.http import HttpServer, running_http
 from tests.toy_env import environment
+
+
+def control_client(server: HttpServer) -> httpx.AsyncClient:
+    """A control API client of ``server`` that carries its token (as a runner's does)."""
+    return httpx.AsyncClient(base_url=server.control_url, headers=server.control_headers)
 
 
 async def test_health_and_environment() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             health = await http.get("/health")
             assert health.status_code == 200 and health.json() == {"status": "ok", "env": "toy", "episodes": 0}
             env = (await http.get("/environment")).json()
@@ -34,7 +39,7 @@ async def test_health_and_environment() -> None:
 
 async def test_episode_lifecycle() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             created = await http.post("/episodes", json={"task": "pay_back", "seed": 2})
             assert created.status_code == 201
             body = created.json()
@@ -80,7 +85,7 @@ async def test_free_play_defaults_and_record_file(tmp_path: Path) -> None:
     record_dir = tmp_path
     with anyio.fail_after(20):
         manager = EpisodeManager(environment, record_dir=record_dir)
-        async with running_http(environment, manager=manager) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment, manager=manager) as server, control_client(server) as http:
             body = (await http.post("/episodes")).json()
             assert body["task"] is None and body["seed"] == 0 and body["prompt"] is None
             assert body["start_hash"] == environment.fixture.template(0).hash
@@ -91,7 +96,7 @@ async def test_free_play_defaults_and_record_file(tmp_path: Path) -> None:
 
 async def test_unknown_episode_is_404_everywhere() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             for method, path in (
                 ("GET", "/episodes/ep-ghost"),
                 ("GET", "/episodes/ep-ghost/record"),
@@ -123,7 +128,7 @@ async def test_unknown_episode_is_404_everywhere() -> None:
 )
 async def test_bad_body_is_400_and_creates_nothing(content: bytes, code: str, fragment: str) -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             response = await http.post("/episodes", content=content, headers={"content-type": "application/json"})
             assert response.status_code == 400
             assert response.json()["error"] == code
@@ -133,7 +138,7 @@ async def test_bad_body_is_400_and_creates_nothing(content: bytes, code: str, fr
 
 async def test_unknown_task_is_400_naming_the_task() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             response = await http.post("/episodes", json={"task": "rob_the_bank"})
             assert response.status_code == 400
             assert response.json()["error"] == "unknown_task"
@@ -144,7 +149,7 @@ async def test_unknown_task_is_400_naming_the_task() -> None:
 async def test_episode_limit_is_503() -> None:
     with anyio.fail_after(20):
         manager = EpisodeManager(environment, max_live=1)
-        async with running_http(environment, manager=manager) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment, manager=manager) as server, control_client(server) as http:
             assert (await http.post("/episodes", json={})).status_code == 201
             full = await http.post("/episodes", json={})
             assert full.status_code == 503 and full.json()["error"] == "episode_limit"
@@ -153,33 +158,15 @@ async def test_episode_limit_is_503() -> None:
 
 async def test_bad_record_format_is_400() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             ident = (await http.post("/episodes", json={})).json()["id"]
             response = await http.get(f"/episodes/{ident}/record", params={"format": "xml"})
             assert response.status_code == 400 and response.json()["error"] == "invalid_format"
 
 
-async def test_token_is_required_when_set() -> None:
-    with anyio.fail_after(20):
-        async with running_http(environment, token="s3cret") as server, httpx.AsyncClient(base_url=server.control_url) as http:
-            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret"}, {"Authorization": "Bearer"}):
-                denied = await http.post("/episodes", json={}, headers=headers)
-                assert denied.status_code == 401, headers
-                assert denied.json()["error"] == "unauthorized"
-                assert denied.headers["www-authenticate"] == "Bearer"
-            assert (await http.get("/health")).status_code == 401
-            assert server.manager.list() == []
-            allowed = await http.post("/episodes", json={}, headers={"Authorization": "Bearer s3cret"})
-            assert allowed.status_code == 201
-            # The agent connects to its episode without the control secret.
-            async with Client(allowed.json()["mcp_url"]) as client:
-                result = await client.call_tool("list_accounts", {})
-            assert not result.is_error
-
-
 async def test_free_play_episode_cannot_be_graded() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             ident = (await http.post("/episodes", json={})).json()["id"]
             response = await http.post(f"/episodes/{ident}/grade")
             assert response.status_code == 409 and response.json()["error"] == "not_gradable"
@@ -188,7 +175,7 @@ async def test_free_play_episode_cannot_be_graded() -> None:
 
 async def test_grading_a_task_episode() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             good = (await http.post("/episodes", json={"task": "pay_back", "seed": 5})).json()
             idle = (await http.post("/episodes", json={"task": "pay_back", "seed": 5})).json()
             instance = server.manager.get(good["id"]).task
@@ -202,7 +189,7 @@ async def test_grading_a_task_episode() -> None:
             grade = passed.json()
             assert grade["passed"] is True and grade["score"] == 1.0
             assert grade["episode_id"] == good["id"] and grade["template_id"] == "pay_back"
-            assert {c["name"] for c in grade["criteria"]} == {"debt paid once", "answered"}
+            assert {"debt paid once", "answered"} <= {c["name"] for c in grade["criteria"]}  # graders may add generic ones
             assert server.manager.get(good["id"]).state == "closed"  # grading closes the episode first
 
             failed = (await http.post(f"/episodes/{idle['id']}/grade")).json()
@@ -213,7 +200,7 @@ async def test_grading_without_graders_installed_is_501(monkeypatch: pytest.Monk
     # An installation without the graders package: the import system refuses graders.grading.
     monkeypatch.setitem(sys.modules, "graders.grading", None)
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(environment) as server, control_client(server) as http:
             ident = (await http.post("/episodes", json={"task": "pay_back"})).json()["id"]
             response = await http.post(f"/episodes/{ident}/grade")
             assert response.status_code == 501 and response.json()["error"] == "grading_unavailable"
@@ -233,7 +220,7 @@ def broken_rubric(world: World, rng: random.Random) -> TaskDraft:
 async def test_a_rubric_that_cannot_be_evaluated_is_422() -> None:
     broken = environment.with_templates([TaskTemplate(broken_rubric)], name="toy-broken")
     with anyio.fail_after(20):
-        async with running_http(broken) as server, httpx.AsyncClient(base_url=server.control_url) as http:
+        async with running_http(broken) as server, control_client(server) as http:
             ident = (await http.post("/episodes", json={"task": "broken_rubric"})).json()["id"]
             response = await http.post(f"/episodes/{ident}/grade")
             assert response.status_code == 422 and response.json()["error"] == "grading_error"

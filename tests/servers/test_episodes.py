@@ -62,6 +62,19 @@ async def test_cap_raises_episode_limit_reached() -> None:
     manager.close_all()
 
 
+async def test_uncapped_episodes_take_no_room_from_capped_ones() -> None:
+    manager = EpisodeManager(environment, max_live=1)
+    others = [manager.create(capped=False) for _ in range(3)]  # e.g. /mcp sessions, capped by their own limit
+    kept = manager.create()
+    assert not others[0].capped and kept.capped and len(manager) == 4
+    with pytest.raises(EpisodeLimitReached):
+        manager.create()
+    manager.create(capped=False)  # never refused by max_live
+    manager.release(kept.id)
+    manager.create()
+    manager.close_all()
+
+
 async def test_reap_closes_idle_and_releases_closed() -> None:
     manager = EpisodeManager(environment, idle_timeout=60, closed_ttl=300)
     idle, busy = manager.create(), manager.create()

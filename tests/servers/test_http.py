@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from servers.http import running_http
+from servers.http import HttpServer, running_http
 from servers.mcp_server import EPISODE_NOT_FOUND
 from tests.toy_env import environment
 
@@ -19,8 +19,8 @@ def pay(amount: str) -> dict[str, str]:
     return {"from_account": "acc-001", "to_account": "acc-002", "amount": amount}
 
 
-async def create(http: httpx.AsyncClient, base: str, **body: object) -> dict[str, object]:
-    response = await http.post(f"{base}/control/episodes", json=body)
+async def create(http: httpx.AsyncClient, server: HttpServer, **body: object) -> dict[str, object]:
+    response = await http.post(f"{server.control_url}/episodes", json=body, headers=server.control_headers)
     assert response.status_code == 201, response.text
     return response.json()
 
@@ -29,7 +29,7 @@ async def create(http: httpx.AsyncClient, base: str, **body: object) -> dict[str
 async def test_episode_endpoint_lists_calls_and_keeps_state(mode: str) -> None:
     with anyio.fail_after(20):
         async with running_http(environment) as server, httpx.AsyncClient() as http:
-            created = await create(http, server.url)
+            created = await create(http, server)
             episode = server.manager.get(str(created["id"]))
             start = episode.world.hash()
             async with Client(str(created["mcp_url"]), mode=mode) as client:
@@ -64,7 +64,7 @@ async def test_bad_input_over_http_changes_nothing(mode: str) -> None:
 async def test_concurrent_episodes_each_see_only_their_own_change() -> None:
     with anyio.fail_after(30):
         async with running_http(environment) as server, httpx.AsyncClient() as http:
-            a, b = await create(http, server.url), await create(http, server.url)
+            a, b = await create(http, server), await create(http, server)
             start = server.manager.get(str(a["id"])).world.query("SELECT balance_minor FROM accounts WHERE id = 'acc-001'")[0]["balance_minor"]
             seen: dict[str, str] = {}
 
@@ -110,7 +110,7 @@ async def test_closed_episode_stops_answering(mode: str) -> None:
             episode = server.manager.create()
             async with Client(server.episode_url(episode.id), mode=mode) as client:
                 await client.call_tool("list_accounts", {})
-                closed = await http.post(f"{server.url}/control/episodes/{episode.id}/close")
+                closed = await http.post(f"{server.control_url}/episodes/{episode.id}/close", headers=server.control_headers)
                 assert closed.status_code == 200 and closed.json()["state"] == "closed"
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool("list_accounts", {})

@@ -112,17 +112,52 @@ async def test_delete_ends_the_session_and_its_episode() -> None:
             assert len(server.manager.record(ident).tool_calls) == 1
 
 
-async def test_a_session_past_the_episode_cap_gets_a_clear_error() -> None:
+async def test_a_session_past_the_session_cap_gets_a_clear_error() -> None:
     with anyio.fail_after(20):
+        async with running_http(environment, max_sessions=1) as server, httpx.AsyncClient() as http:
+            await raw_session(http, server.mcp_url)
+            init = {
+                "jsonrpc": "2.0", "id": 9, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+            }
+            refused = await http.post(server.mcp_url, json=init, headers=ACCEPT)
+            assert refused.status_code == 503 and "mcp-session-id" not in refused.headers
+            error = refused.json()
+            assert error["id"] == 9 and error["error"]["code"] == EPISODE_LIMIT_REACHED
+            assert "1 MCP sessions are already open" in error["error"]["message"]
+            for mode in MODES:
+                with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="MCP sessions are already open"), flatten_subgroups=True):
+                    async with Client(server.mcp_url, mode=mode) as client:
+                        await client.list_tools()
+
+
+async def test_idle_sessions_never_starve_control_episodes() -> None:
+    with anyio.fail_after(30):
         manager = EpisodeManager(environment, max_live=2)
-        async with running_http(environment, manager=manager) as server:
-            server.manager.create()
-            server.manager.create()
-            async with Client(server.mcp_url, mode="legacy") as client:
-                with pytest.raises(MCPError) as caught:
-                    await client.call_tool("list_accounts", {})
-            assert caught.value.error.code == EPISODE_LIMIT_REACHED
-            assert "2 episodes are open" in caught.value.error.message
+        async with running_http(environment, manager=manager, max_sessions=3) as server, httpx.AsyncClient() as http:
+            sessions = []
+            for _ in range(3):  # every /mcp session the cap allows, each holding a world, then idle
+                headers = await raw_session(http, server.mcp_url)
+                listed = await http.post(server.mcp_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers)
+                assert listed.status_code == 200
+                sessions.append(headers)
+            assert len(server.manager) == 3
+
+            control = f"{server.control_url}/episodes"
+            for _ in range(2):  # the control API still has all of its own room
+                created = await http.post(control, json={"task": "pay_back"}, headers=server.control_headers)
+                assert created.status_code == 201, created.text
+            full = await http.post(control, json={}, headers=server.control_headers)
+            assert full.status_code == 503 and full.json()["error"] == "episode_limit"  # max_live still holds
+
+            with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="3 MCP sessions"), flatten_subgroups=True):
+                async with Client(server.mcp_url, mode="legacy") as client:  # the fourth session
+                    await client.list_tools()
+            assert len(server.manager) == 5
+
+            assert (await http.delete(server.mcp_url, headers=sessions[0])).status_code in (200, 204)
+            async with Client(server.mcp_url, mode="legacy") as client:  # its room is free again
+                assert not (await client.call_tool("list_accounts", {})).is_error
 
 
 async def test_sessions_can_serve_a_task() -> None:
