@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from graders.context import GradingContext, read_only
 from graders.detached import detached_task_episode, instance_cache_key
+from graders.standard import full_rubric
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
@@ -40,12 +41,13 @@ async def noop_satisfied(environment: Environment, instance: TaskInstance, *, sc
     world, start = episode.world, episode.task
     assert start is not None
     try:
-        ctx = GradingContext(environment=environment, instance=start, record=episode.record, world=world)
-        if any(criterion.needs_expected for criterion in start.rubric):
+        rubric = full_rubric(environment, start)
+        ctx = GradingContext(environment=environment, instance=start, record=episode.record, world=world, rubric=rubric)
+        if any(criterion.needs_expected for criterion in rubric):
             await ctx.load_expected()
         passing: set[str] = set()
         with read_only(world):
-            for criterion in start.rubric:
+            for criterion in rubric:
                 outcome = criterion.evaluate(ctx)
                 if inspect.isawaitable(outcome):
                     outcome.close()  # type: ignore[union-attr]  # a judge call: never made for the baseline

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fixtures.changes import RowChange
 from fixtures.errors import GradingError
@@ -50,6 +50,9 @@ class GradingContext:
     """The end world (read it; never write)."""
     judge: JudgeClient | None = None
     """The LLM judge, when one is configured."""
+    rubric: list[Any] = field(default_factory=list)
+    """Every criterion this pass evaluates: the instance's rubric plus the standard criteria
+    (``graders/standard.py``); criteria that reason about the others (claims) read it."""
     _diff: list[RowChange] | None = field(default=None, repr=False)
     _expected: list[RowChange] | None = field(default=None, repr=False)
     _calls: list[ToolCallEvent] | None = field(default=None, repr=False)

@@ -27,6 +27,7 @@ from graders.criteria.judge import JudgeClient, LLMJudge
 from graders.grade import Grade, combine
 from graders.replay import rebuild_end_world
 from graders.baseline import noop_satisfied
+from graders.standard import full_rubric
 from servers.record import Record, read_record
 
 if TYPE_CHECKING:
@@ -44,8 +45,10 @@ def lint_instance(environment: Environment, instance: TaskInstance) -> list[str]
     """
     problems: list[str] = []
     known = environment.tool_specs
-    for criterion in instance.rubric:
+    for criterion in full_rubric(environment, instance):
         problems += [f"criterion {criterion.label!r}: {p}" for p in criterion.lint(environment)]
+    if instance.outcome is not None:
+        problems += [f"outcome: {p}" for p in instance.outcome.lint(environment)]
     for number, step in enumerate(instance.oracle, start=1):
         if step.tool not in known:
             problems.append(f"oracle call #{number} names unknown tool {step.tool!r}")
@@ -67,11 +70,12 @@ async def grade_context(ctx: GradingContext, *, episode_id: str | None = None, e
     problems = lint_instance(ctx.environment, instance)
     if problems:
         raise GradingError(f"task template {instance.template_id!r} (seed {instance.seed}): " + "; ".join(problems))
-    if any(criterion.needs_expected for criterion in instance.rubric):
+    rubric = ctx.rubric = full_rubric(ctx.environment, instance)
+    if any(criterion.needs_expected for criterion in rubric):
         await ctx.load_expected()
     outcomes: list[CriterionResult | Awaitable[CriterionResult]] = []
     with read_only(ctx.world):
-        outcomes = [criterion.evaluate(ctx) for criterion in instance.rubric]
+        outcomes = [criterion.evaluate(ctx) for criterion in rubric]
     # I/O criteria (the judge) return awaitables; they never touch the world, so they run after the block
     results = [await outcome if inspect.isawaitable(outcome) else outcome for outcome in outcomes]
     satisfied_by_noop = await noop_satisfied(ctx.environment, instance, scale=getattr(ctx.world, "scale", 1))

@@ -1,13 +1,21 @@
 """Meta-evaluation: do an environment's graders tell right from wrong? (``toolgym check``)
 
-For every task template and several seeds, through real in-memory MCP clients:
+For every task template and seed:
 
-* the rubric is well-formed here (tools, arguments and tables it names exist);
-* the **oracle** plays with no tool error and scores exactly 1.0 with every graded criterion passed;
-* re-grading the oracle's record offline (:func:`grade_record`) gives the same grade;
-* the **no-op** (no call at all) fails, unless the task declares ``noop_may_pass``;
-* every **negative** fails;
+* the rubric is well-formed here (tools, arguments and tables it names exist), the task declares the
+  outcome its answer must give when the answer tool has outcomes, no criterion name holds a value the
+  agent must find (names travel with grades; values belong in evidence), and some credited criterion reads
+  the world or the record — a rubric that pays only for what the answer says pays for a lie;
+* the **oracle** plays over MCP with no tool error and scores exactly 1.0 with every graded criterion
+  passed; re-grading its record offline gives the same grade; without any step it marks optional it still
+  passes (so "optional" is true);
+* the **no-op** fails (unless ``noop_may_pass``) and every hand-written **negative** fails;
+* every **generated attack** that counts fails (``graders/attacks.py``, ``graders/adversary.py``), and those
+  that skip the work or lie about it (:data:`ZERO_REWARD_CLASSES`) earn exactly 0;
 * **determinism**: the same seed twice gives the same instance, start and end hashes and grade JSON.
+
+Over the whole environment, **constant policies** — the no-op, and one fixed keyword-stuffed answer per
+outcome reused on every task — must average a reward of at most :data:`CONSTANT_POLICY_LIMIT`.
 
 "Fails" means the graded criteria alone do not reach the threshold (or a gate failed), so an ungraded LLM
 judge can never make a negative look caught. Ungraded criteria are reported as notes, not violations.
@@ -20,15 +28,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fixtures.errors import ToolgymError
+from graders.adversary import AttackStats, Played, answer_tool, build_vocabulary, empty_stats, play_calls, run_attack
+from graders.attacks import Vocabulary, generate_attacks, optional_step_checks, stuffed_answers
 from graders.criteria.judge import JudgeClient
 from graders.grade import Grade
 from graders.grading import grade_episode, grade_record, lint_instance
 from graders.play import play
+from graders.rubric_lint import rubric_problems
 from graders.tasks import TaskTemplate, ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 
-__all__ = ["TemplateCheck", "CheckReport", "check_environment", "check_template"]
+__all__ = [
+    "TemplateCheck",
+    "CheckReport",
+    "check_environment",
+    "check_template",
+    "CONSTANT_POLICY_LIMIT",
+    "ZERO_REWARD_CLASSES",
+    "DEFAULT_SEEDS",
+]
+
+CONSTANT_POLICY_LIMIT = 0.02
+"""Highest mean reward a task-agnostic constant policy may earn over all tasks."""
+ZERO_REWARD_CLASSES = frozenset({"answer_only", "keyword_stuffing", "outcome_lie", "forbidden_then_refusal"})
+"""Attack classes that must earn no reward at all, not merely fail: an answer without the work, a lie about
+the outcome or a forbidden attempt is worth nothing, or a policy learns to collect the partial credit."""
+DEFAULT_SEEDS = 10
+"""Seeds ``toolgym check`` runs by default (CI runs at least 20 per environment)."""
 
 
 @dataclass
@@ -43,6 +70,10 @@ class TemplateCheck:
     negatives: str = "-"
     """e.g. ``3/3 fail``."""
     determinism: str = "-"
+    attacks: dict[str, AttackStats] = field(default_factory=empty_stats)
+    """Per attack class: generated, counted, passed, highest reward."""
+    constant_rewards: dict[str, list[float]] = field(default_factory=dict)
+    """Per constant policy, the reward it earned on each seed."""
     seconds: float = 0.0
     violations: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -52,6 +83,18 @@ class TemplateCheck:
         """No violation."""
         return not self.violations
 
+    @property
+    def worst_attack(self) -> float:
+        """The highest reward any counted attack earned on this template."""
+        return max((s.max_reward for s in self.attacks.values()), default=0.0)
+
+    @property
+    def attack_summary(self) -> str:
+        """``312 counted, 0 pass`` for the table."""
+        counted = sum(s.counted for s in self.attacks.values())
+        passed = sum(s.passed for s in self.attacks.values())
+        return f"{counted} counted, {passed} pass"
+
 
 @dataclass
 class CheckReport:
@@ -59,24 +102,42 @@ class CheckReport:
 
     env: str
     templates: list[TemplateCheck]
+    constant_policies: dict[str, float] = field(default_factory=dict)
+    """Mean reward of each task-agnostic constant policy over every checked task and seed."""
+    env_violations: list[str] = field(default_factory=list)
 
     @property
     def violations(self) -> list[str]:
-        """Every violation, prefixed by its template."""
-        return [f"{t.template_id}: {v}" for t in self.templates for v in t.violations]
+        """Every violation, prefixed by its template (environment-wide ones first)."""
+        return [*self.env_violations, *(f"{t.template_id}: {v}" for t in self.templates for v in t.violations)]
 
     @property
     def ok(self) -> bool:
         """True when every template passed every check."""
         return not self.violations
 
+    @property
+    def attacks(self) -> dict[str, AttackStats]:
+        """Per attack class, the totals over every template."""
+        totals = empty_stats()
+        for t in self.templates:
+            for kind, stats in t.attacks.items():
+                totals.setdefault(kind, AttackStats()).add(stats)
+        return totals
+
     def summary(self) -> str:
-        """Plain-text report: one line per template, then each violation."""
+        """Plain-text report: one line per template, the attack classes, then each violation."""
         lines = [f"toolgym check {self.env}: {len(self.templates)} templates, {len(self.violations)} violations"]
         for t in self.templates:
             lines.append(
-                f"  {t.template_id}: oracle {t.oracle}, noop {t.noop}, negatives {t.negatives}, determinism {t.determinism}"
+                f"  {t.template_id}: oracle {t.oracle}, noop {t.noop}, negatives {t.negatives}, attacks {t.attack_summary} "
+                f"(max reward {t.worst_attack:.3f}), determinism {t.determinism}"
             )
+        for kind, stats in self.attacks.items():
+            lines.append(f"  attack {kind}: {stats.generated} generated, {stats.counted} counted, {stats.passed} pass, "
+                         f"max reward {stats.max_reward:.3f}")
+        for name, mean in self.constant_policies.items():
+            lines.append(f"  constant policy {name}: mean reward {mean:.4f}")
         lines += [f"  VIOLATION {v}" for v in self.violations]
         return "\n".join(lines)
 
@@ -104,16 +165,44 @@ class _SeedOutcome:
     ungraded: set[str] = field(default_factory=set)
 
 
+@dataclass
+class _Context:
+    """What the checks of one environment share: its vocabularies per seed and the constant answers."""
+
+    environment: Environment
+    vocabularies: dict[int, Vocabulary] = field(default_factory=dict)
+    constants: list[tuple[str, ToolCall]] | None = None
+
+    def vocabulary(self, seed: int) -> Vocabulary:
+        if seed not in self.vocabularies:
+            self.vocabularies[seed] = build_vocabulary(self.environment, seed)
+        return self.vocabularies[seed]
+
+    def constant_answers(self, seed: int) -> list[tuple[str, ToolCall]]:
+        """One fixed stuffed answer per outcome, built once (from the first seed checked) and reused everywhere."""
+        if self.constants is None:
+            tool = answer_tool(self.environment)
+            answers = stuffed_answers(self.environment, self.vocabulary(seed), tool) if tool else []
+            self.constants = [
+                (f"{'stuffed' if len(str(a.arguments)) > 200 else 'bare'} answer, {a.arguments.get('outcome', 'no outcome')}", a)
+                for a in answers
+            ]
+        return self.constants
+
+
 class _Checker:
     """Runs one template's checks on one seed at a time, collecting violations into ``report``."""
 
-    def __init__(self, environment: Environment, template: TaskTemplate, report: TemplateCheck, judge: JudgeClient | None, use_judge: bool) -> None:
-        self.environment = environment
+    def __init__(self, context: _Context, template: TaskTemplate, report: TemplateCheck, judge: JudgeClient | None,
+                 use_judge: bool, attacks: bool) -> None:
+        self.context = context
+        self.environment = context.environment
         self.template = template
         self.report = report
         self.judge = judge
         self.use_judge = use_judge
-        self.manager = EpisodeManager(environment, max_live=16)
+        self.attacks = attacks
+        self.manager = EpisodeManager(self.environment, max_live=16)
 
     def violation(self, seed: int, message: str) -> None:
         self.report.violations.append(f"seed {seed}: {message}")
@@ -176,6 +265,7 @@ class _Checker:
             out.oracle_failed = True
             self.violation(seed, f"an oracle call failed: {'; '.join(failed)}")
         grade = await self.grade(episode)
+        oracle = Played(episode=episode, grade=grade, events=list(episode.record.tool_calls), diff=episode.world.diff())
         out.oracle_score = grade.score
         out.ungraded |= set(grade.ungraded)
         if grade.score < 1.0 or grade.failures:
@@ -192,7 +282,10 @@ class _Checker:
         if grade_again.end_hash != grade.end_hash or _strip_id(grade_again) != _strip_id(grade):
             out.deterministic = False
             self.violation(seed, "not deterministic: replaying the oracle on the same seed gives another end world or grade")
+        for problem in await rubric_problems(self.environment, instance):
+            self.violation(seed, problem)
         _, noop = await self.run(seed, [])
+        self.report.constant_rewards.setdefault("no-op", []).append(noop.score)
         if noop.graded_pass and not instance.noop_may_pass:
             out.noop_passes = True
             self.violation(seed, f"the no-op passes (score {noop.score:.3f}): the rubric rewards doing nothing")
@@ -208,6 +301,38 @@ class _Checker:
                 )
             else:
                 out.negatives_caught += 1
+        if self.attacks and not out.oracle_failed:
+            await self._adversarial(seed, instance, oracle)
+
+    async def _adversarial(self, seed: int, instance: object, oracle: Played) -> None:
+        tool = answer_tool(self.environment)
+        assert oracle.episode.task is not None
+        task = oracle.episode.task
+        for step, calls in optional_step_checks(task, tool):
+            played = await play_calls(self.manager, self.template.id, seed, calls)
+            if not played.grade.graded_pass:
+                failing = "; ".join(f"{r.name}: {r.evidence}" for r in played.grade.failures)
+                self.violation(seed, f"oracle step #{step} is marked optional, but the oracle fails without it ({failing}): "
+                                     "mark it required or relax the rubric")
+        for name, answer in self.context.constant_answers(seed):
+            played = await play_calls(self.manager, self.template.id, seed, [answer])
+            self.report.constant_rewards.setdefault(name, []).append(played.grade.score)
+        for attack in generate_attacks(self.environment, task, self.context.vocabulary(seed), tool):
+            outcome = await run_attack(self.manager, self.template.id, seed, attack, oracle)
+            stats = self.report.attacks.setdefault(attack.kind, AttackStats())
+            stats.generated += 1
+            if not outcome.counted:
+                continue
+            stats.counted += 1
+            stats.max_reward = max(stats.max_reward, outcome.grade.score)
+            if outcome.grade.graded_pass:
+                stats.passed += 1
+                self.violation(seed, f"attack {attack.kind}: {attack.name} passes with score {outcome.grade.score:.3f}")
+            elif attack.kind in ZERO_REWARD_CLASSES and outcome.grade.score > 0:
+                stats.passed += 1
+                credited = "; ".join(r.name for r in outcome.grade.criteria if r.passed and r.credited and r.weight > 0)
+                self.violation(seed, f"attack {attack.kind}: {attack.name} earns {outcome.grade.score:.3f} (credited: {credited}); "
+                                     "it must earn nothing: gate the work it skips")
 
 
 async def check_template(
@@ -217,11 +342,13 @@ async def check_template(
     *,
     judge: JudgeClient | None = None,
     use_judge: bool = False,
+    attacks: bool = True,
+    context: _Context | None = None,
 ) -> TemplateCheck:
     """Meta-evaluate one template on ``seeds`` (see the module docstring for the checks)."""
     report = TemplateCheck(template_id=template.id, seeds=list(seeds))
     started = time.perf_counter()
-    checker = _Checker(environment, template, report, judge, use_judge)
+    checker = _Checker(context or _Context(environment), template, report, judge, use_judge, attacks)
     outcomes = [await checker.seed(seed) for seed in seeds]
     if not outcomes:
         report.violations.append("no seeds to check")
@@ -246,10 +373,11 @@ async def check_template(
 async def check_environment(
     environment: Environment,
     *,
-    seeds: int | Sequence[int] = 3,
+    seeds: int | Sequence[int] = DEFAULT_SEEDS,
     templates: Sequence[str] | None = None,
     judge: JudgeClient | None = None,
     use_judge: bool = False,
+    attacks: bool = True,
 ) -> CheckReport:
     """Meta-evaluate ``environment``'s task templates.
 
@@ -257,6 +385,8 @@ async def check_environment(
         seeds: how many seeds (0..N-1), or the exact seeds.
         templates: template ids to check (default: all).
         judge: an LLM judge to grade judge criteria with; ``use_judge`` reads ``TOOLGYM_JUDGE_*`` instead.
+        attacks: play the generated attacks and constant policies (default); False checks oracles,
+            no-ops and negatives only.
 
     Raises:
         TaskError: a requested template id is unknown, or the templates fail to load.
@@ -264,5 +394,21 @@ async def check_environment(
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     available = environment.task_templates()
     chosen = [environment.task_template(t) for t in templates] if templates else list(available.values())
-    results = [await check_template(environment, t, seed_list, judge=judge, use_judge=use_judge) for t in chosen]
-    return CheckReport(env=environment.name, templates=results)
+    context = _Context(environment)
+    results = [
+        await check_template(environment, t, seed_list, judge=judge, use_judge=use_judge, attacks=attacks, context=context)
+        for t in chosen
+    ]
+    report = CheckReport(env=environment.name, templates=results)
+    pooled: dict[str, list[float]] = {}
+    for t in results:
+        for name, rewards in t.constant_rewards.items():
+            pooled.setdefault(name, []).extend(rewards)
+    report.constant_policies = {name: sum(r) / len(r) for name, r in pooled.items() if r}
+    for name, mean in report.constant_policies.items():
+        if mean > CONSTANT_POLICY_LIMIT:
+            report.env_violations.append(
+                f"constant policy {name!r} averages a reward of {mean:.4f} over every task (limit {CONSTANT_POLICY_LIMIT}): "
+                "some rubric pays for an answer that does not depend on the task"
+            )
+    return report

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from fixtures.errors import TaskError, ToolgymError
 from fixtures.world import World
 from graders.criteria import AllowedChange, Criterion
+from graders.outcome import ExpectedOutcome
 
 if TYPE_CHECKING:
     from servers.environment import Environment
@@ -50,6 +51,7 @@ __all__ = [
     "Difficulty",
     "Split",
     "call",
+    "optional_call",
     "negative",
 ]
 
@@ -65,11 +67,20 @@ class ToolCall(BaseModel):
 
     tool: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
+    optional: bool = False
+    """In an oracle: a step the task does not require (a look-around read, a note the policy allows but
+    does not demand). ``toolgym check`` proves the declaration both ways: the oracle without an optional
+    step still passes, and without any required step it fails."""
 
 
 def call(tool: str, /, **arguments: Any) -> ToolCall:
-    """Shorthand: ``call("transfer", from_account=3, amount="25.00")``."""
+    """Shorthand: ``call("transfer", from_account=3, amount="25.00")`` (a required step of an oracle)."""
     return ToolCall(tool=tool, arguments=arguments)
+
+
+def optional_call(tool: str, /, **arguments: Any) -> ToolCall:
+    """An oracle step the task does not require, e.g. ``optional_call("list_accounts", customer_id=c)``."""
+    return ToolCall(tool=tool, arguments=arguments, optional=True)
 
 
 class Negative(BaseModel):
@@ -100,12 +111,16 @@ class TaskDraft(BaseModel):
     rubric: list[Criterion] = Field(min_length=1)
     """Weighted criteria; gates zero the score when they fail."""
     negatives: list[Negative] = Field(default_factory=list)
+    outcome: ExpectedOutcome | None = None
+    """What the final answer must declare (``completed()``, ``refused("code")``...); graded exactly, as a gate,
+    and checked against the world (``graders/standard.py``). Required when the answer tool has an outcome."""
     noop_may_pass: bool = False
     """True only for tasks where doing nothing is correct (then the no-op is not required to fail)."""
     threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """Score needed to pass."""
     allowed_changes: list[AllowedChange] = Field(default_factory=list)
-    """The rows this task may touch; ``no_collateral`` reports every other change."""
+    """Changes this task allows beyond what its oracle does (which is always allowed, once per oracle
+    effect); ``no collateral changes`` reports every other change."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else worth keeping with the instance (JSON values)."""
 

@@ -7,7 +7,7 @@ pydantic part) are built on first use and then shared by every episode of the pr
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -55,6 +55,13 @@ class Environment:
     task_fixture_seed: int = 0
     """Fixture seed every task episode is cloned from; the task seed then drives the task's own rng."""
     version: str = "1"
+    volatile_columns: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Table → columns whose values do not say what an action did: ids the world generates (``transfer_id``
+    of a new transfer, references derived from it) and free text the agent words itself (memos, reasons,
+    note bodies). Graders compare an episode's effects with the oracle's without them, so an agent that
+    words a memo differently or creates rows in another order does the same thing as the oracle."""
+    bookkeeping_tables: Sequence[str] = ()
+    """Tables whose inserts only record other changes (an audit log): never effects, never collateral."""
     _templates: dict[str, TaskTemplate] | None = field(default=None, repr=False)
 
     @cached_property
@@ -72,6 +79,41 @@ class Environment:
     def answer_tools(self) -> list[str]:
         """Names of the tools through which the agent gives its answer."""
         return [s.name for s in self.tool_specs.values() if s.mark.answer]
+
+    def answer_choices(self, field_name: str) -> tuple[str, ...]:
+        """The values the answer tool's ``field_name`` argument accepts (its ``Literal``), or ``()``.
+
+        Why: the declared outcomes (``outcome``) and the policy's reason codes (``reason_code``) are the
+        answer tool's own type hints, so the schema the agent reads and the codes graders accept can never
+        drift apart.
+        """
+        tools = self.answer_tools
+        if len(tools) != 1:
+            return ()
+        schema = self.tool_specs[tools[0]].input_schema
+        prop = schema.get("properties", {}).get(field_name)
+        if prop is None:
+            return ()
+        options = [prop, *prop.get("anyOf", [])]
+        for option in options:
+            if "enum" in option:
+                return tuple(str(v) for v in option["enum"])
+            ref = option.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                target = schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"), {})
+                if "enum" in target:
+                    return tuple(str(v) for v in target["enum"])
+        return ()
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        """The outcomes a final answer may declare (``outcome`` of the answer tool), e.g. completed/refused."""
+        return self.answer_choices("outcome")
+
+    @property
+    def reason_codes(self) -> tuple[str, ...]:
+        """The policy's reason codes a final answer may give (``reason_code`` of the answer tool)."""
+        return self.answer_choices("reason_code")
 
     def resource(self, uri: str) -> ResourceSpec | None:
         """The resource with ``uri``, if any."""
@@ -115,6 +157,8 @@ class Environment:
             instructions=self.instructions,
             task_fixture_seed=self.task_fixture_seed,
             version=self.version,
+            volatile_columns=self.volatile_columns,
+            bookkeeping_tables=self.bookkeeping_tables,
         )
         for template in by_id.values():
             check = getattr(template, "check_environment", None)

@@ -1,26 +1,30 @@
-"""``toolgym check ENV``: meta-evaluate an environment's graders (oracle, no-op, negatives, determinism)."""
+"""``toolgym check ENV``: meta-evaluate an environment's graders (oracle, no-op, negatives, attacks, determinism)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 import anyio
 from rich.console import Console
 from rich.table import Table
 
-from graders.metaeval import CheckReport, check_environment
+from graders.metaeval import CONSTANT_POLICY_LIMIT, DEFAULT_SEEDS, CheckReport, check_environment
 from graders.resolve import resolve_environment
 
-__all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run", "render"]
+__all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run", "render", "report_json"]
 
 NAME = "check"
-HELP = "meta-evaluate an environment's graders: oracle 1.0, no-op and negatives fail, determinism"
+HELP = "meta-evaluate an environment's graders: oracle 1.0; no-op, negatives and generated attacks fail; determinism"
 DESCRIPTION = (
-    "For every task template of ENV and several seeds, over real in-memory MCP clients: the oracle must "
-    "score exactly 1.0 with no tool error, its record must re-grade offline to the same grade, the no-op "
-    "and every negative must fail, and the same seed must give the same world hash and grade. Exits 1 "
-    "listing every violation."
+    "For every task template of ENV and several seeds: the oracle must score exactly 1.0 over real in-memory MCP "
+    "clients with no tool error, re-grade offline to the same grade, and still pass without the steps it marks "
+    "optional; the no-op and every hand-written negative must fail; every generated attack (answer without work, "
+    "outcome lies, keyword stuffing, over-action, forbidden attempts, prefixes, skipped steps, reorderings, "
+    "perturbed values, hedged answers) must fail; the same seed must give the same world hash and grade; and "
+    "task-agnostic constant policies must average a reward of at most "
+    f"{CONSTANT_POLICY_LIMIT}. Exits 1 listing every violation."
 )
 
 
@@ -33,26 +37,39 @@ def _console() -> Console:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``check ENV [--seeds N] [--templates ID ...] [--judge] [--json]``."""
+    """``check ENV [--seeds N] [--templates ID ...] [--no-attacks] [--judge] [--json]``."""
     parser.add_argument("env", metavar="ENV", help="environment name (see `toolgym envs`) or module:attribute")
-    parser.add_argument("--seeds", type=int, default=3, metavar="N", help="check seeds 0..N-1 (default 3)")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, metavar="N",
+                        help=f"check seeds 0..N-1 (default {DEFAULT_SEEDS}; CI checks 20)")
     parser.add_argument("--templates", nargs="+", metavar="ID", help="only these template ids (default: all)")
+    parser.add_argument("--no-attacks", action="store_true", help="skip the generated attacks and constant policies (faster)")
     parser.add_argument("--judge", action="store_true", help="grade LLM-judge criteria with the TOOLGYM_JUDGE_* endpoint")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
 
 
 def render(report: CheckReport, console: Console) -> None:
-    """Print the report as a table, then every violation and note."""
+    """Print the templates table, the attack classes, the constant policies, then every violation and note."""
     table = Table(title=f"toolgym check {report.env}", title_justify="left", header_style="bold")
     table.add_column("template", no_wrap=True)
-    for column in ("seeds", "oracle", "noop", "negatives", "determinism", "time"):
-        table.add_column(column, justify="right" if column in ("seeds", "time") else "left")
+    for column in ("seeds", "oracle", "noop", "negatives", "attacks", "max attack", "determinism", "time"):
+        table.add_column(column, justify="right" if column in ("seeds", "max attack", "time") else "left")
     for t in report.templates:
         style = "" if t.ok else "red"
-        table.add_row(
-            t.template_id, str(len(t.seeds)), t.oracle, t.noop, t.negatives, t.determinism, f"{t.seconds:.2f}s", style=style
-        )
+        table.add_row(t.template_id, str(len(t.seeds)), t.oracle, t.noop, t.negatives, t.attack_summary, f"{t.worst_attack:.3f}",
+                      t.determinism, f"{t.seconds:.2f}s", style=style)
     console.print(table)
+    attacks = Table(title="generated attacks (each counted one must fail)", title_justify="left", header_style="bold")
+    attacks.add_column("class", no_wrap=True)
+    for column in ("generated", "counted", "passed", "highest reward"):
+        attacks.add_column(column, justify="right")
+    for kind, stats in report.attacks.items():
+        attacks.add_row(kind, str(stats.generated), str(stats.counted), str(stats.passed), f"{stats.max_reward:.3f}",
+                        style="red" if stats.passed else "")
+    if any(s.generated for s in report.attacks.values()):
+        console.print(attacks)
+    for name, mean in report.constant_policies.items():
+        flag = "[red]over the limit[/red]" if mean > CONSTANT_POLICY_LIMIT else "ok"
+        console.print(f"constant policy {name}: mean reward {mean:.4f} over every task (limit {CONSTANT_POLICY_LIMIT}) {flag}")
     for t in report.templates:
         for note in t.notes:
             console.print(f"note: {t.template_id}: {note}")
@@ -67,32 +84,41 @@ def render(report: CheckReport, console: Console) -> None:
         console.print(f"[green]ok[/green]: {len(report.templates)} templates × {seeds} seeds, no violation")
 
 
+def report_json(report: CheckReport) -> dict[str, Any]:
+    """The report as JSON-ready data (``--json``)."""
+    return {
+        "env": report.env,
+        "ok": report.ok,
+        "violations": report.violations,
+        "constant_policies": {name: round(mean, 6) for name, mean in report.constant_policies.items()},
+        "attacks": {kind: vars(stats) for kind, stats in report.attacks.items()},
+        "templates": [
+            {
+                "template": t.template_id,
+                "seeds": t.seeds,
+                "oracle": t.oracle,
+                "noop": t.noop,
+                "negatives": t.negatives,
+                "determinism": t.determinism,
+                "attacks": {kind: vars(stats) for kind, stats in t.attacks.items()},
+                "max_attack_reward": t.worst_attack,
+                "seconds": round(t.seconds, 3),
+                "notes": t.notes,
+            }
+            for t in report.templates
+        ],
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the checks; exit status 1 when any check is violated."""
     if args.seeds < 1:
         raise SystemExit("toolgym check: --seeds must be at least 1")
     environment = resolve_environment(args.env)
-    report = anyio.run(lambda: check_environment(environment, seeds=args.seeds, templates=args.templates, use_judge=args.judge))
+    report = anyio.run(lambda: check_environment(environment, seeds=args.seeds, templates=args.templates, use_judge=args.judge,
+                                                 attacks=not args.no_attacks))
     if args.json:
-        payload = {
-            "env": report.env,
-            "ok": report.ok,
-            "violations": report.violations,
-            "templates": [
-                {
-                    "template": t.template_id,
-                    "seeds": t.seeds,
-                    "oracle": t.oracle,
-                    "noop": t.noop,
-                    "negatives": t.negatives,
-                    "determinism": t.determinism,
-                    "seconds": round(t.seconds, 3),
-                    "notes": t.notes,
-                }
-                for t in report.templates
-            ],
-        }
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        print(json.dumps(report_json(report), ensure_ascii=False, indent=2))
     else:
         render(report, _console())
     return 0 if report.ok else 1

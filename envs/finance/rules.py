@@ -25,6 +25,8 @@ __all__ = [
     "SUITABILITY",
     "RELEASE_NEEDS_COMPLIANCE",
     "ESCALATION_TEAM",
+    "OUTCOMES",
+    "REASON_CODES",
     "now_iso",
     "money",
     "rate_text",
@@ -53,6 +55,20 @@ __all__ = [
 
 AGENT = AGENT_STAFF_ID
 """Staff id of the operations analyst the agent acts as."""
+OUTCOMES = ("completed", "refused", "escalated")
+"""What a final answer may declare: done as asked, declined under the policy, or handed to someone who can decide."""
+REASON_CODES = (
+    "account_closed", "account_frozen", "alert_closed", "already_disputed", "already_escalated", "already_frozen",
+    "approval_limit_exceeded", "approval_required", "approver_not_authorized", "balance_not_zero", "card_cancelled",
+    "currency_mismatch", "daily_limit_exceeded", "dispute_window_expired", "duplicate_payee", "escalation_required",
+    "hold_not_active", "identity_not_verified", "insufficient_funds", "insufficient_position", "invalid_account_number",
+    "invalid_amount", "invalid_date_range", "invalid_payee", "invalid_routing_code", "kyc_not_verified", "no_price",
+    "not_card_charge", "not_found", "not_frozen", "not_pending", "not_posted", "not_same_customer", "payee_not_registered",
+    "payee_not_verified", "payee_removed", "pending_items", "positions_open", "rate_unavailable", "same_account",
+    "same_approver", "same_currency", "unsuitable_instrument", "verification_locked", "wrong_account_type",
+)
+"""The policy's reason codes: every code a tool refuses with (a test keeps this list equal to the tools'),
+and the only reasons a refusal or an escalation may give."""
 WIRE_FEE_MINOR = 2_500
 """Outgoing external wire fee: 25.00 in the account's currency."""
 DUAL_APPROVAL_THRESHOLD_USD_MINOR = 1_000_000

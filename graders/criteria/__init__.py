@@ -11,6 +11,8 @@
 | ``call_order``    | CallOrder       | the record's tool calls, in order            |
 | ``call_budget``   | CallBudget      | call and agent-error counts                  |
 | ``answer``        | AnswerCheck     | the answer tool's arguments                  |
+| ``outcome``       | DeclaredOutcome | the final answer's declared outcome and code |
+| ``claims``        | ClaimsConsistent | the final answer against the record and world |
 | ``judge``         | LLMJudge        | an OpenAI-compatible judge endpoint          |
 | ``custom``        | CustomCheck     | a ``@criterion`` Python function             |
 """
@@ -24,10 +26,12 @@ from pydantic import Field
 from graders.criteria.answer import AnswerCheck
 from graders.criteria.base import CriterionBase, CriterionResult
 from graders.criteria.changes import ChangeSetMatch
+from graders.criteria.claims import ClaimsConsistent
 from graders.criteria.collateral import AllowedChange, NoCollateral, allow
 from graders.criteria.custom import CustomCheck, criterion
 from graders.criteria.judge import JudgeClient, LLMJudge
 from graders.criteria.matchers import absent, facts, number, number_range, one_of, present, regex, text
+from graders.criteria.outcome import DeclaredOutcome
 from graders.criteria.state import StateCheck, state
 from graders.criteria.transcript import AnyToolCalled, CallBudget, CallOrder, CallPattern, ToolCalled, ToolNotCalled
 
@@ -46,6 +50,8 @@ __all__ = [
     "CallBudget",
     "CallPattern",
     "AnswerCheck",
+    "DeclaredOutcome",
+    "ClaimsConsistent",
     "LLMJudge",
     "JudgeClient",
     "CustomCheck",
@@ -72,6 +78,8 @@ Criterion = Annotated[
     | CallOrder
     | CallBudget
     | AnswerCheck
+    | DeclaredOutcome
+    | ClaimsConsistent
     | LLMJudge
     | CustomCheck,
     Field(discriminator="kind"),

@@ -51,8 +51,8 @@ class AnswerCheck(CriterionBase):
     """Judge the last successful answer (default), or pass if any answer matches."""
 
     def describe(self) -> str:
-        """``answer.amount = 125.50``."""
-        return f"answer.{self.field} {self.expect.describe()}"
+        """``answer.values.amount`` (the expected value stays in the evidence, never in the name)."""
+        return f"answer.{self.field}"
 
     def lint(self, environment: Environment) -> list[str]:
         """The answer tool must exist and take ``field``."""

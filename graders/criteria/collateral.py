@@ -1,13 +1,17 @@
-"""No collateral damage: every row the episode changed was one the task allowed it to change.
+"""No collateral damage: every row the episode changed is one the task needs changed.
 
-The allowed changes are declared on the task instance (``allowed_changes``), computed by the template's
-build from the world (never hard-coded ids). Each violation is reported row by row, so a reader sees at
-once which account was frozen that should not have been.
+What a task needs is what its oracle does: each effect of the oracle (``graders/effects.py``) allows one
+identical effect of the episode — same rows, same values, volatile columns aside — so an extra wire, a
+second dispute, a note or a failed identity check the task did not need are collateral, by construction
+and without per-task code. A task may allow more with ``allowed_changes`` (and a criterion with
+``also_allowed``): each allowance names the rows and values it covers and, with ``max_rows``, how many.
+Inserts into the environment's bookkeeping tables (an audit log) are never collateral. Each violation is
+reported row by row, so a reader sees at once which account was frozen that should not have been.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +19,7 @@ from fixtures.changes import RowChange
 from graders.criteria.base import CriterionBase, CriterionResult, schema_tables
 from graders.criteria.matchers import MISSING, MatcherField
 from graders.criteria.rows import render_change
+from graders.effects import effects, match_effects
 
 if TYPE_CHECKING:
     from graders.context import GradingContext
@@ -41,6 +46,8 @@ class AllowedChange(BaseModel):
     match: dict[str, MatcherField] = Field(default_factory=dict)
     """Column matchers on the row (after-image for inserts/updates, before-image for deletes), e.g. to allow
     inserts into ``transfers`` only ``from_account`` = 7 when the new row's id is generated."""
+    max_rows: int | None = Field(default=None, ge=1)
+    """How many changed rows this allowance may cover (None: any number)."""
 
     def permits(self, change: RowChange) -> bool:
         """Whether ``change`` falls inside this allowance."""
@@ -58,11 +65,13 @@ class AllowedChange(BaseModel):
         return True
 
 
-def allow(table: str, *keys: Any, ops: list[Op] | None = None, columns: list[str] | None = None, **match: Any) -> AllowedChange:
+def allow(
+    table: str, *keys: Any, ops: list[Op] | None = None, columns: list[str] | None = None, max_rows: int | None = None, **match: Any
+) -> AllowedChange:
     """Shorthand: ``allow("accounts", 3, 4, ops=["update"], columns=["balance_minor"])``.
 
     Single-column keys may be given as plain values; composite keys as lists. Keyword arguments other than
-    ``ops``/``columns`` are column matchers: ``allow("transfers", ops=["insert"], from_account=3)``.
+    ``ops``/``columns``/``max_rows`` are column matchers: ``allow("notes", ops=["insert"], customer_id=3, max_rows=1)``.
     """
     return AllowedChange(
         table=table,
@@ -70,15 +79,20 @@ def allow(table: str, *keys: Any, ops: list[Op] | None = None, columns: list[str
         keys=[list(k) if isinstance(k, list | tuple) else [k] for k in keys] or None,
         columns=columns,
         match=match,
+        max_rows=max_rows,
     )
 
 
 class NoCollateral(CriterionBase):
-    """Every net change of the episode is permitted by the task's ``allowed_changes`` (plus ``also_allowed``)."""
+    """Every effect of the episode is one the oracle makes, or is covered by the task's allowances."""
 
     kind: Literal["no_collateral"] = "no_collateral"
+    needs_expected: ClassVar[bool] = True
     also_allowed: list[AllowedChange] = Field(default_factory=list)
     """Allowances on top of the task instance's ``allowed_changes``."""
+    from_oracle: bool = True
+    """Each effect of the oracle allows one identical effect (False: only the explicit allowances count)."""
+    gate: bool = True
 
     def describe(self) -> str:
         """``no collateral changes``."""
@@ -90,10 +104,22 @@ class NoCollateral(CriterionBase):
         return [f"allows changes to table {a.table!r}, which the fixture's schema does not define" for a in self.also_allowed if a.table not in known]
 
     def evaluate(self, ctx: GradingContext) -> CriterionResult:
-        """Check each net change of the episode against the allowances."""
+        """Match each effect of the episode against the oracle's effects, then against the allowances."""
         allowances = [*ctx.instance.allowed_changes, *self.also_allowed]
-        diff = ctx.diff
-        violations = [c for c in diff if not any(a.permits(c) for a in allowances)]
+        diff = effects(ctx.diff, ctx.environment)
+        if self.from_oracle:
+            leftover = match_effects(ctx.expected_changes, diff, ctx.environment).unexpected
+        else:
+            leftover = diff
+        used = [0] * len(allowances)
+        violations = []
+        for change in leftover:
+            for number, allowance in enumerate(allowances):
+                if allowance.permits(change) and (allowance.max_rows is None or used[number] < allowance.max_rows):
+                    used[number] += 1
+                    break
+            else:
+                violations.append(change)
         if not violations:
             return self.result(True, f"all {len(diff)} changed rows are allowed" if diff else "no rows changed")
         listed = "; ".join(render_change(c) for c in violations[:_LISTED])

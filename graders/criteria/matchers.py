@@ -272,16 +272,20 @@ class OneOf(_Base):
 
 
 class Regex(_Base):
-    """Text in which ``pattern`` is found (``re.search``; add ``^...$`` to anchor)."""
+    """Text that ``pattern`` matches as a whole (``re.fullmatch``).
+
+    Why whole: an unanchored search for ``pending`` accepts ``"completed / pending_approval / rejected"``,
+    a hedge that lists every status. Write ``.*`` where a pattern really may match inside a text.
+    """
 
     match: Literal["regex"] = "regex"
     pattern: str
 
     def check(self, actual: Any) -> tuple[bool, str]:
-        """Search the pattern."""
-        if isinstance(actual, str) and re.search(self.pattern, actual):
+        """Match the pattern against the whole text."""
+        if isinstance(actual, str) and re.fullmatch(self.pattern, actual):
             return True, f"matches /{self.pattern}/"
-        return False, f"expected text matching /{self.pattern}/, got {short(actual)}"
+        return False, f"expected text matching /{self.pattern}/ (whole text), got {short(actual)}"
 
     def describe(self) -> str:
         """What the matcher accepts."""
@@ -378,7 +382,7 @@ def one_of(*values: Any) -> OneOf:
 
 
 def regex(pattern: str) -> Regex:
-    """A ``re.search`` matcher."""
+    """A whole-text ``re.fullmatch`` matcher."""
     re.compile(pattern)
     return Regex(pattern=pattern)
 

@@ -46,9 +46,9 @@ class StateCheck(CriterionBase):
         return value
 
     def describe(self) -> str:
-        """``state: <query> = <expected>``."""
+        """``state: <query>`` (the expected value stays in the evidence, never in the name)."""
         query = " ".join(self.sql.split())
-        return f"state: {query[:60]}{'…' if len(query) > 60 else ''} {self.expect.describe()}"
+        return f"state: {query[:60]}{'…' if len(query) > 60 else ''}"
 
     def evaluate(self, ctx: GradingContext) -> CriterionResult:
         """Run the query on the end world and match its value."""

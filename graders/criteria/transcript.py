@@ -55,10 +55,18 @@ class CallPattern(BaseModel):
     status: Status = "ok"
 
     def describe(self) -> str:
-        """``verify_identity(customer_id=3)``."""
+        """``verify_identity(customer_id=3)`` (for evidence: it shows the expected argument values)."""
         args = ", ".join(f"{k}={m.describe()}" for k, m in self.args.items())
         status = "" if self.status == "ok" else f" [{self.status}]"
         return f"{self.tool}({args}){status}"
+
+    def signature(self) -> str:
+        """``verify_identity(customer_id)``: the tool and the arguments it constrains, without their values.
+
+        Why: criterion names appear wherever grades go; expected values belong in evidence only.
+        """
+        status = "" if self.status == "ok" else f" [{self.status}]"
+        return f"{self.tool}({', '.join(self.args)}){status}"
 
     def matches(self, event: ToolCallEvent) -> tuple[bool, str]:
         """Whether ``event`` is such a call, and if not (but it is the same tool), the first reason why."""
@@ -124,8 +132,8 @@ class ToolCalled(CriterionBase):
         return CallPattern(tool=self.tool, args=self.args, status=self.status)
 
     def describe(self) -> str:
-        """``calls get_account(account_id=7)``."""
-        return f"calls {self.pattern.describe()}"
+        """``calls get_account(account_id)``."""
+        return f"calls {self.pattern.signature()}"
 
     def lint(self, environment: Environment) -> list[str]:
         """See :meth:`CallPattern.lint`."""
@@ -160,7 +168,7 @@ class AnyToolCalled(CriterionBase):
 
     def describe(self) -> str:
         """``calls get_account(...) or list_accounts(...)``."""
-        return "calls " + " or ".join(p.describe() for p in self.alternatives)
+        return "calls " + " or ".join(p.signature() for p in self.alternatives)
 
     def lint(self, environment: Environment) -> list[str]:
         """See :meth:`CallPattern.lint`."""
@@ -173,7 +181,8 @@ class AnyToolCalled(CriterionBase):
                 if pattern.matches(event)[0]:
                     return self.result(True, f"{render_call(event)} matches {pattern.describe()}")
         misses = "; ".join(_near_misses(p, ctx.calls) for p in self.alternatives)
-        return self.result(False, f"no call of {self.describe().removeprefix('calls ')}; {misses}")
+        wanted = " or ".join(p.describe() for p in self.alternatives)
+        return self.result(False, f"no call of {wanted}; {misses}")
 
 
 class ToolNotCalled(CriterionBase):
@@ -183,6 +192,9 @@ class ToolNotCalled(CriterionBase):
     tool: str
     args: dict[str, MatcherField] = Field(default_factory=dict)
     status: Status = "any"
+    gate: bool = True
+    """A forbidden action zeroes the score by default: a forbidden attempt followed by the right answer
+    must earn nothing, or a policy learns that trying is cheap."""
 
     @property
     def pattern(self) -> CallPattern:
@@ -191,7 +203,7 @@ class ToolNotCalled(CriterionBase):
 
     def describe(self) -> str:
         """``never calls transfer(...)``."""
-        return f"never calls {self.pattern.describe()}"
+        return f"never calls {self.pattern.signature()}"
 
     def lint(self, environment: Environment) -> list[str]:
         """See :meth:`CallPattern.lint`."""
@@ -217,6 +229,9 @@ class CallOrder(CriterionBase):
     first: PatternField
     then: PatternField
     require_then: bool = False
+    gate: bool = True
+    """An order the policy requires is a gate by default: doing the steps in the wrong order is not a
+    partial success."""
 
     @property
     def before(self) -> CallPattern:
@@ -230,7 +245,7 @@ class CallOrder(CriterionBase):
 
     def describe(self) -> str:
         """``verify_identity(...) before transfer(...)``."""
-        return f"{self.before.describe()} before {self.after.describe()}"
+        return f"{self.before.signature()} before {self.after.signature()}"
 
     def lint(self, environment: Environment) -> list[str]:
         """See :meth:`CallPattern.lint`."""

@@ -91,7 +91,7 @@ async def test_any_of_several_calls(run: Run, evaluate: Evaluate) -> None:
     done = await run("balance_lookup", 0, [call("find_customer", email="c1@example.test")])
     rule = AnyToolCalled(patterns=[{"tool": "get_account", "args": {"account_id": 2}}, "find_customer"])
     good = await evaluate(done, rule)
-    assert good.passed and good.name == "calls get_account(account_id=2) or find_customer()"
+    assert good.passed and good.name == "calls get_account(account_id) or find_customer()"  # names never hold expected values
     assert good.evidence.startswith('#1 find_customer(email="c1@example.test") → ok matches find_customer()')
     bad = await evaluate(done, AnyToolCalled(patterns=["get_account", "verify_identity"]))
     assert not bad.passed

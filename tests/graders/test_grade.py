@@ -34,7 +34,11 @@ async def test_score_is_the_weighted_mean_and_threshold_decides(run: Run) -> Non
     grade = await grade_with(done, rubric)
     assert grade.score == 0.75 and not grade.passed and grade.threshold == 1.0
     lenient = await grade_with(done, rubric, threshold=0.75)
-    assert lenient.passed and lenient.score == 0.75 and [r.passed for r in lenient.criteria] == [True, False]
+    assert lenient.passed and lenient.score == 0.75 and [r.passed for r in lenient.criteria[:2]] == [True, False]
+    # every rubric also gets the standard criteria (graders/standard.py); here they pass and, satisfied by the
+    # untouched world, earn no credit
+    assert [(r.name, r.credited) for r in lenient.criteria[2:]] == [("claims consistent with the world", False),
+                                                                  ("no collateral changes", False)]
     assert [f.name for f in lenient.failures] == ["calls freeze_account()"]
 
 

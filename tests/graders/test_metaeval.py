@@ -118,7 +118,9 @@ async def test_broken_templates_are_caught_with_a_reason_each() -> None:
     assert found["nondeterministic"].determinism == "FAIL"
     assert "criterion 'never calls transfr() [any]': tool_not_called names tool 'transfr', which environment 'grader-toy' does not have" in only("typo")
     assert "the oracle calls get_account, not listed in the template's tools" in only("undeclared_tool")
-    assert all(v.split(": ", 1)[0] in found for v in report.violations)
+    template_violations = report.violations[len(report.env_violations):]
+    assert all(v.split(": ", 1)[0] in found for v in template_violations)
+    assert all(v.startswith("constant policy") for v in report.env_violations)
 
 
 def test_toolgym_check_exits_zero_on_the_toy_and_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,9 +137,11 @@ def test_toolgym_check_exits_non_zero_listing_each_violation(capsys: pytest.Capt
         main(["check", "tests.graders.test_metaeval:BROKEN", "--seeds", "1", "--templates", "negative_passes", "noop_passes"])
     assert exited.value.code == 1
     out = " ".join(capsys.readouterr().out.split())
-    assert "3 violation(s):" in out  # noop_passes also lets its negative through
+    assert "violation(s):" in out
     assert "✗ negative_passes: seed 0: negative 'same'" in out
     assert "✗ noop_passes: seed 0: the no-op passes" in out
+    assert "✗ noop_passes: seed 0: no criterion earns credit" in out  # the rubric only forbids: inaction satisfies it
+    assert "✗ constant policy 'no-op' averages a reward of 0.5000" in out  # one of the two templates pays for nothing
 
 
 def test_toolgym_check_json_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:

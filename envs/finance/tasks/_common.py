@@ -5,6 +5,11 @@ plants whatever its story needs with plain SQL (before ``mark_start``, so the se
 diff), and builds its oracle, rubric and negatives from what it read — never from hard-coded ids. Planted
 rows follow the fixture's own conventions (next id in sequence, ``balance_minor`` = sum of posted rows),
 so a planted world is indistinguishable from a generated one.
+
+What every rubric gets without asking (``graders/standard.py``): the declared outcome as a gate, claims
+checked against the world, and no collateral changes — every effect must be one the oracle makes. So a
+template lists only what is specific to its task: the end state it needs, the forbidden calls, the reads
+that justify its answer, and the figures it asks for. Names say what is checked, never the expected value.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from envs.finance.ledger import next_world_id as next_id
 from fixtures.errors import TaskError
 from fixtures.money import format_minor
 from fixtures.world import World
-from graders.criteria import AllowedChange, AnswerCheck, CustomCheck, NoCollateral, StateCheck, ToolNotCalled, allow, facts, number, one_of, state
-from graders.tasks import ToolCall, call
+from graders.criteria import AnswerCheck, AnyToolCalled, StateCheck, ToolNotCalled, number, state
+from graders.tasks import ToolCall, call, optional_call
 
 __all__ = [
     "NOW",
@@ -40,15 +45,14 @@ __all__ = [
     "caller",
     "verify",
     "answer",
-    "base_allowed",
-    "no_collateral",
-    "ledger_allowed",
+    "refusal",
     "customer_of",
     "balance_is",
     "value_is",
-    "answer_mentions",
+    "status_is",
     "looked_up",
     "never",
+    "optional_call",
     "plant_txn",
     "plant_note",
     "plant_audit",
@@ -156,9 +160,10 @@ def caller(customer: dict[str, Any], *, last4: str | None = None, postcode: str 
     )
 
 
-def verify(customer: dict[str, Any], *, last4: str | None = None, postcode: str | None = None) -> ToolCall:
+def verify(customer: dict[str, Any], *, last4: str | None = None, postcode: str | None = None, optional: bool = False) -> ToolCall:
     """The ``verify_identity`` call with what the customer stated (by default: the right answers)."""
-    return call(
+    make = optional_call if optional else call
+    return make(
         "verify_identity",
         customer_id=customer["customer_id"],
         id_last4=last4 or customer["id_last4"],
@@ -167,34 +172,16 @@ def verify(customer: dict[str, Any], *, last4: str | None = None, postcode: str 
 
 
 def answer(text: str, **values: str) -> ToolCall:
-    """A ``submit_answer`` call."""
-    return call("submit_answer", answer=text, values=values) if values else call("submit_answer", answer=text)
+    """A ``submit_answer`` call declaring the task ``completed`` (with the figures it asks for)."""
+    arguments: dict[str, Any] = {"answer": text, "outcome": "completed"}
+    if values:
+        arguments["values"] = values
+    return ToolCall(tool="submit_answer", arguments=arguments)
 
 
-def base_allowed(*customer_ids: str) -> list[AllowedChange]:
-    """What any task may write besides its work: audit rows, identity checks and notes on its customers."""
-    allowed = [allow("audit_log", ops=["insert"])]
-    for customer_id in customer_ids:
-        allowed.append(allow("verifications", ops=["insert"], customer_id=customer_id))
-        allowed.append(allow("notes", ops=["insert"], customer_id=customer_id))
-    return allowed
-
-
-def no_collateral() -> NoCollateral:
-    """The standard collateral gate: every changed row must be one the task allows."""
-    return NoCollateral(name="no collateral changes", gate=True)
-
-
-def ledger_allowed(*account_ids: str, kinds: Sequence[str] = ()) -> list[AllowedChange]:
-    """Money moving on ``account_ids``: their balances change and ledger rows (of ``kinds``, when given) are
-    written or settled on them — so a wire slipped into a transfer task shows as collateral."""
-    match: dict[str, Any] = {"account_id": one_of(*account_ids)}
-    if kinds:
-        match["kind"] = one_of(*kinds)
-    return [
-        allow("accounts", *account_ids, ops=["update"], columns=["balance_minor"]),
-        allow("transactions", ops=["insert", "update"], **match),
-    ]
+def refusal(reason_code: str, text: str) -> ToolCall:
+    """A ``submit_answer`` call declaring the request ``refused`` under the policy rule ``reason_code``."""
+    return ToolCall(tool="submit_answer", arguments={"answer": text, "outcome": "refused", "reason_code": reason_code})
 
 
 def customer_of(world: World, account_id: str) -> dict[str, Any]:
@@ -205,22 +192,26 @@ def customer_of(world: World, account_id: str) -> dict[str, Any]:
 def balance_is(account_id: str, minor: int, *, weight: float = 2.0, name: str | None = None, gate: bool = False) -> StateCheck:
     """The account's ledger balance ends at exactly ``minor``."""
     return state("SELECT balance_minor FROM accounts WHERE account_id = ?", account_id, expect=minor, weight=weight,
-                 gate=gate, name=name or f"balance of {account_id} = {minor}")
+                 gate=gate, name=name or f"balance of {account_id}")
 
 
 def value_is(field: str, expected: str, *, weight: float = 2.0, name: str | None = None) -> AnswerCheck:
     """The answer's ``values.<field>`` equals ``expected`` as a Decimal (tolerance 0: money is exact)."""
-    return AnswerCheck(name=name or f"answer {field} = {expected}", field=f"values.{field}", expect=number(expected), weight=weight)
+    return AnswerCheck(name=name or f"answer gives {field}", field=f"values.{field}", expect=number(expected), weight=weight)
 
 
-def answer_mentions(*any_of: str, name: str, weight: float = 1.0) -> AnswerCheck:
-    """The answer's text mentions at least one of ``any_of`` (case-insensitive)."""
-    return AnswerCheck(name=name, field="answer", expect=facts(any_of=list(any_of)), weight=weight)
+def status_is(expected: str, *, weight: float = 1.0) -> AnswerCheck:
+    """The answer's ``values.status`` is exactly ``expected`` (one status, not a list of candidates)."""
+    return AnswerCheck(name="answer gives the status", field="values.status", expect=expected, weight=weight)
 
 
-def looked_up(name: str, *patterns: dict[str, Any], weight: float = 1.0) -> CustomCheck:
-    """At least one successful call matches one of ``patterns`` (``{"tool": ..., "args": {...}}``)."""
-    return CustomCheck(name=name, function="envs.finance.tasks.checks:any_call", params={"patterns": list(patterns)}, weight=weight)
+def looked_up(name: str, *patterns: dict[str, Any], weight: float = 1.0) -> AnyToolCalled:
+    """A gate: some successful call matches one of ``patterns`` (``{"tool": ..., "args": {...}}``).
+
+    Why a gate: an answer is only evidence when the agent read the data that justifies it; a figure or a
+    refusal given without the look-up is a guess (or a peek), whatever it says.
+    """
+    return AnyToolCalled(name=name, patterns=list(patterns), weight=weight, gate=True)
 
 
 def never(tool: str, name: str, *, gate: bool = True, **args: Any) -> ToolNotCalled:

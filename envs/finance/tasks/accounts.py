@@ -11,25 +11,25 @@ from envs.finance.tasks._common import (
     TODAY,
     answer,
     balance_is,
-    base_allowed,
     caller,
     customer_of,
     full_name,
-    ledger_allowed,
     money,
     next_id,
-    no_collateral,
     one,
+    optional_call,
     pick,
     plant_audit,
     plant_txn,
     rows,
     stamp,
+    value_is,
     verify,
 )
 from envs.finance.tasks.payments import checking_and_savings
 from fixtures.world import World
-from graders.criteria import AnswerCheck, allow, number, number_range, present, state
+from graders.criteria import number_range, state
+from graders.outcome import completed
 from graders.tasks import TaskDraft, TaskTemplate, call, negative
 
 __all__ = ["TEMPLATES"]
@@ -48,14 +48,14 @@ def close_savings(world: World, rng: random.Random) -> TaskDraft:
     return TaskDraft(
         prompt=(f"Customer {cid}. {caller(customer)} They no longer want their savings account: close it and put whatever is left in "
                 "it into their checking account. Confirm with submit_answer, giving the amount moved in values.moved."),
-        oracle=[verify(customer), call("list_accounts", customer_id=cid), move, close,
+        oracle=[verify(customer), optional_call("list_accounts", customer_id=cid), move, close,
                 answer(f"Moved {amount} {cur} to checking and closed savings account {sav}.", moved=amount)],
+        outcome=completed(),
         rubric=[
             state("SELECT status FROM accounts WHERE account_id = ?", sav, expect="closed", weight=3, name="savings account closed"),
             balance_is(chk, pair["chk_balance"] + minor, name="whole savings balance moved to checking"),
             state("SELECT status FROM accounts WHERE account_id = ?", chk, expect="open", gate=True, name="checking stays open"),
-            AnswerCheck(name="answer gives the amount moved", field="values.moved", expect=number(amount)),
-            no_collateral(),
+            value_is("moved", amount, weight=1),
         ],
         negatives=[
             negative("moves_only", "moves the money but leaves the account open", verify(customer), move, answer("Done.", moved=amount)),
@@ -64,8 +64,6 @@ def close_savings(world: World, rng: random.Random) -> TaskDraft:
                      close, answer("Done.", moved=money(minor - 100, cur))),
             negative("claims_only", "says it is closed without doing anything", answer("Closed.", moved=amount)),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(chk, sav, kinds=["transfer"]), allow("transfers", ops=["insert"], from_account_id=sav, kind="internal"),
-                         allow("accounts", sav, ops=["update"], columns=["status", "closed_on", "status_reason", "balance_minor"])],
         metadata={"customer_id": cid, "savings": sav, "moved": amount},
     )
 
@@ -87,14 +85,14 @@ def freeze_takeover(world: World, rng: random.Random) -> TaskDraft:
         prompt=(f"Urgent, customer {cid}: {full_name(customer)} called the fraud line. Someone has been logging into their online banking "
                 "and moving money out of their checking account, and they fear their debit card details are compromised too. Protect "
                 "the customer as the policy says, record it on their file, and reply with submit_answer."),
-        oracle=[call("list_accounts", customer_id=cid), freeze_acc, call("list_cards", customer_id=cid), *freeze_cards, note,
-                answer(f"Froze checking account {acc} and card(s) {', '.join(cards)}; noted on file.")],
+        oracle=[optional_call("list_accounts", customer_id=cid), freeze_acc, optional_call("list_cards", customer_id=cid), *freeze_cards,
+                note, answer(f"Froze checking account {acc} and card(s) {', '.join(cards)}; noted on file.")],
+        outcome=completed(),
         rubric=[
             state("SELECT status FROM accounts WHERE account_id = ?", acc, expect="frozen", weight=2, name="checking account frozen"),
             state("SELECT count(*) FROM cards WHERE account_id = ? AND status = 'active'", acc, expect=0, weight=2, name="its cards frozen"),
             state("SELECT count(*) FROM notes WHERE customer_id = ? AND author_id = 'STF-0100'", cid, expect=number_range(min=1),
                   name="noted on file"),
-            no_collateral(),
         ],
         negatives=[
             negative("cards_only", "freezes the cards but leaves the account open to online transfers", *freeze_cards, note,
@@ -102,8 +100,6 @@ def freeze_takeover(world: World, rng: random.Random) -> TaskDraft:
             negative("account_only", "freezes the account but leaves the cards active", freeze_acc, note, answer("Account frozen.")),
             negative("claims_only", "says everything is frozen without freezing anything", answer("Account and cards frozen.")),
         ],
-        allowed_changes=[*base_allowed(cid), allow("accounts", ops=["update"], columns=["status", "status_reason"], customer_id=cid),
-                         allow("cards", ops=["update"], columns=["status", "frozen_at", "status_reason"], customer_id=cid)],
         metadata={"customer_id": cid, "account_id": acc, "cards": cards},
     )
 
@@ -134,12 +130,11 @@ def release_cleared_hold(world: World, rng: random.Random) -> TaskDraft:
         prompt=(f"Cheque clearing team: cheque no. {cheque} for {money(minor, cur)} {cur}, deposited on {day.isoformat()} by "
                 f"{full_name(customer)} (customer {cid}) with reference {reference}, has now cleared. Release the hold on it and "
                 "confirm with submit_answer."),
-        oracle=[call("get_account", account_id=acc), release, answer(f"Released hold {hold_id} on cheque {cheque}.")],
+        oracle=[optional_call("get_account", account_id=acc), release, answer(f"Released hold {hold_id} on cheque {cheque}.")],
+        outcome=completed(),
         rubric=[
             state("SELECT status FROM holds WHERE hold_id = ?", hold_id, expect="released", weight=3, name="cleared cheque's hold released"),
             state("SELECT status FROM holds WHERE hold_id = ?", other["hold_id"], expect="active", gate=True, name="the other hold stays"),
-            AnswerCheck(name="answer given", field="answer", expect=present(), weight=0.5),
-            no_collateral(),
         ],
         negatives=[
             negative("releases_other", "releases the account's other hold instead",
@@ -148,8 +143,6 @@ def release_cleared_hold(world: World, rng: random.Random) -> TaskDraft:
                      call("release_hold", hold_id=other["hold_id"], reason="Cheque cleared"), answer("Released.")),
             negative("claims_only", "says it was released without releasing it", answer("Released.")),
         ],
-        allowed_changes=[*base_allowed(cid), allow("holds", hold_id, ops=["update"],
-                                                    columns=["status", "released_at", "released_by", "release_reason"])],
         metadata={"customer_id": cid, "hold_id": hold_id, "other_hold": other["hold_id"]},
     )
 
@@ -164,12 +157,11 @@ def unfreeze_card(world: World, rng: random.Random) -> TaskDraft:
     return TaskDraft(
         prompt=(f"Customer {cid}. {caller(customer)} They froze their debit card ending {card['last4']} while travelling, are home now "
                 "and want it working again. Handle it and confirm with submit_answer."),
-        oracle=[verify(customer), call("list_cards", customer_id=cid), call("unfreeze_card", card_id=cid_card),
+        oracle=[verify(customer), optional_call("list_cards", customer_id=cid), call("unfreeze_card", card_id=cid_card),
                 answer(f"Card ending {card['last4']} is active again.")],
+        outcome=completed(),
         rubric=[
             state("SELECT status FROM cards WHERE card_id = ?", cid_card, expect="active", weight=3, name="card active again"),
-            AnswerCheck(name="answer given", field="answer", expect=present(), weight=0.5),
-            no_collateral(),
         ],
         negatives=[
             negative("unverified", "tries to unfreeze without verifying the caller", call("unfreeze_card", card_id=cid_card),
@@ -179,7 +171,6 @@ def unfreeze_card(world: World, rng: random.Random) -> TaskDraft:
                      answer("Done.")),
             negative("claims_only", "says the card works without unfreezing it", answer("Your card is active again.")),
         ],
-        allowed_changes=[*base_allowed(cid), allow("cards", cid_card, ops=["update"], columns=["status", "frozen_at", "status_reason"])],
         metadata={"customer_id": cid, "card_id": cid_card},
     )
 

@@ -9,22 +9,20 @@ from envs.finance.tasks._common import (
     AVAILABLE_SQL,
     answer,
     balance_is,
-    base_allowed,
     caller,
     full_name,
-    ledger_allowed,
     looked_up,
     money,
     need,
-    no_collateral,
     one,
+    optional_call,
     pick,
     rows,
     value_is,
     verify,
 )
 from fixtures.world import World
-from graders.criteria import allow
+from graders.outcome import completed
 from graders.tasks import TaskDraft, TaskTemplate, call, negative
 
 __all__ = ["TEMPLATES", "customer_rate"]
@@ -67,17 +65,16 @@ def fx_quote(world: World, rng: random.Random) -> TaskDraft:
                 "amount in values.received."),
         oracle=[call("get_fx_rate", from_currency=source, to_currency=target),
                 answer(f"{amount} {source} converts to {received} {target} at today's customer rate.", received=received)],
+        outcome=completed(),
         rubric=[
             value_is("received", received, weight=3),
             looked_up("read the rate", {"tool": "get_fx_rate", "args": {"from_currency": source, "to_currency": target}}),
-            no_collateral(),
         ],
         negatives=[
             negative("mid_rate", "quotes at the mid rate, forgetting the bank's spread",
                      call("get_fx_rate", from_currency=source, to_currency=target), answer("Quote.", received=at_mid)),
             negative("no_lookup", "quotes the right figure without reading today's rate", answer("Quote.", received=received)),
         ],
-        allowed_changes=base_allowed(customer["customer_id"]),
         metadata={"customer_id": customer["customer_id"], "received": received},
     )
 
@@ -97,13 +94,14 @@ def convert_between_accounts(world: World, rng: random.Random) -> TaskDraft:
         prompt=(f"Customer {cid}. {caller(customer)} They want to convert {amount} {source} from their {source} checking account into "
                 f"their {target} checking account. Do it and reply with submit_answer, giving the {target} amount credited in "
                 "values.credited."),
-        oracle=[verify(customer), call("list_accounts", customer_id=cid), call("get_fx_rate", from_currency=source, to_currency=target),
+        oracle=[verify(customer), optional_call("list_accounts", customer_id=cid),
+                optional_call("get_fx_rate", from_currency=source, to_currency=target),
                 convert, answer(f"Converted {amount} {source} into {money(credited, target)} {target}.", credited=money(credited, target))],
+        outcome=completed(),
         rubric=[
             balance_is(src, pair["a_balance"] - minor, name=f"{source} account debited"),
             balance_is(dst, pair["b_balance"] + credited, name=f"{target} account credited at the customer rate"),
             value_is("credited", money(credited, target), weight=1),
-            no_collateral(),
         ],
         negatives=[
             negative("converts_twice", "runs the conversion twice", verify(customer), convert, convert,
@@ -112,7 +110,6 @@ def convert_between_accounts(world: World, rng: random.Random) -> TaskDraft:
                      answer("Converted.", credited=money(minor * mid // 1_000_000, target))),
             negative("claims_only", "reports a conversion it never made", answer("Converted.", credited=money(credited, target))),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst, kinds=["fx"]), allow("transfers", ops=["insert"], from_account_id=src, kind="fx")],
         metadata={"customer_id": cid, "credited": money(credited, target)},
     )
 
@@ -136,15 +133,16 @@ def fx_top_up(world: World, rng: random.Random) -> TaskDraft:
                 f"balance to be at least {money(goal, target)} {target}. Convert the smallest whole-cent amount of {source} from their "
                 f"{source} checking account that gets it there, and reply with submit_answer giving the {source} amount converted in "
                 "values.converted."),
-        oracle=[verify(customer), call("list_accounts", customer_id=cid), call("get_fx_rate", from_currency=source, to_currency=target),
+        oracle=[verify(customer), optional_call("list_accounts", customer_id=cid),
+                optional_call("get_fx_rate", from_currency=source, to_currency=target),
                 call("convert_currency", from_account_id=src, to_account_id=dst, amount=amount, currency=source),
                 answer(f"Converted {amount} {source}; the {target} account now has {money(goal, target)} {target} or more available.",
                        converted=amount)],
+        outcome=completed(),
         rubric=[
             balance_is(src, pair["a_balance"] - minor, weight=3, name=f"smallest {source} amount debited"),
             balance_is(dst, pair["b_balance"] + minor * rate // 1_000_000, weight=1, name=f"{target} account credited"),
             value_is("converted", amount, weight=1),
-            no_collateral(),
         ],
         negatives=[
             negative("mid_rate", "works the amount out at the mid rate, so the account falls short", verify(customer),
@@ -155,7 +153,6 @@ def fx_top_up(world: World, rng: random.Random) -> TaskDraft:
                      answer("Converted.", converted=money(shortfall, source))),
             negative("claims_only", "reports a conversion it never made", answer("Converted.", converted=amount)),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(src, dst, kinds=["fx"]), allow("transfers", ops=["insert"], from_account_id=src, kind="fx")],
         metadata={"customer_id": cid, "converted": amount, "goal": money(goal, target)},
     )
 

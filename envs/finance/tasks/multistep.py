@@ -10,14 +10,12 @@ from envs.finance.tasks._common import (
     TODAY,
     answer,
     balance_is,
-    base_allowed,
     caller,
     customer_of,
-    ledger_allowed,
     money,
     never,
-    no_collateral,
     one,
+    optional_call,
     pick,
     plant_alert,
     plant_txn,
@@ -28,7 +26,8 @@ from envs.finance.tasks._common import (
 )
 from envs.finance.tasks.trading import brokerage_accounts, last_close
 from fixtures.world import World
-from graders.criteria import CallOrder, allow, number_range, one_of, state
+from graders.criteria import CallOrder, number_range, state
+from graders.outcome import completed
 from graders.tasks import TaskDraft, TaskTemplate, call, negative
 
 __all__ = ["TEMPLATES"]
@@ -76,9 +75,10 @@ def lost_card_fraud(world: World, rng: random.Random) -> TaskDraft:
                 "did not make. Protect the account, dispute every charge made after the loss that they do not recognise (they confirm "
                 f"they used the card for nothing since {lost.isoformat()}), note it on file, and reply with submit_answer giving the "
                 "total disputed in values.total."),
-        oracle=[call("list_cards", customer_id=cid), freeze, verify(customer),
-                call("search_transactions", account_id=acc, kind="card", date_from=lost.isoformat()), *disputes, note,
+        oracle=[optional_call("list_cards", customer_id=cid), freeze, verify(customer),
+                optional_call("search_transactions", account_id=acc, kind="card", date_from=lost.isoformat()), *disputes, note,
                 answer(f"Card frozen; disputed {len(charges)} charges totalling {total} {cur}.", total=total)],
+        outcome=completed(),
         rubric=[
             state("SELECT status FROM cards WHERE card_id = ?", card, expect="frozen", weight=2, name="lost card frozen"),
             state(f"SELECT count(*) FROM disputes WHERE reason = 'fraud' AND txn_id IN ({', '.join('?' for _ in charges)})",
@@ -87,7 +87,6 @@ def lost_card_fraud(world: World, rng: random.Random) -> TaskDraft:
             state("SELECT count(*) FROM notes WHERE customer_id = ? AND author_id = 'STF-0100'", cid, expect=number_range(min=1),
                   name="noted on file"),
             value_is("total", total, weight=1),
-            no_collateral(),
         ],
         negatives=[
             negative("disputes_before_freezing", "disputes first, freezes afterwards", verify(customer), *disputes, freeze, note,
@@ -96,8 +95,6 @@ def lost_card_fraud(world: World, rng: random.Random) -> TaskDraft:
                      answer("Done.", total=money(charges[0][2], cur))),
             negative("claims_only", "reports the work without doing it", answer("Card frozen, charges disputed.", total=total)),
         ],
-        allowed_changes=[*base_allowed(cid), allow("cards", card, ops=["update"], columns=["status", "frozen_at", "status_reason"]),
-                         allow("disputes", ops=["insert"], txn_id=one_of(*[t for t, _, _ in charges]))],
         metadata={"customer_id": cid, "card_id": card, "charges": [t for t, _, _ in charges], "total": total},
     )
 
@@ -128,14 +125,15 @@ def close_brokerage(world: World, rng: random.Random) -> TaskDraft:
         prompt=(f"Wealth desk, customer {cid}. {caller(customer)} They want to close their brokerage account today: sell everything "
                 "in it at today's prices, move all the cash to their checking account, and close it. Reply with submit_answer giving "
                 "the amount moved to checking in values.moved."),
-        oracle=[call("list_accounts", customer_id=cid), call("get_positions", account_id=acc), verify(customer), *sells,
-                call("get_account", account_id=acc), move, close, answer(f"Sold everything, moved {cash} {cur}, closed {acc}.", moved=cash)],
+        oracle=[optional_call("list_accounts", customer_id=cid), optional_call("get_positions", account_id=acc), verify(customer), *sells,
+                optional_call("get_account", account_id=acc), move, close,
+                answer(f"Sold everything, moved {cash} {cur}, closed {acc}.", moved=cash)],
+        outcome=completed(),
         rubric=[
             state("SELECT status FROM accounts WHERE account_id = ?", acc, expect="closed", weight=3, name="brokerage account closed"),
             state("SELECT count(*) FROM positions WHERE account_id = ?", acc, expect=0, name="no positions left"),
             balance_is(chk["account_id"], chk["balance_minor"] + account["cash"], name="all cash moved to checking"),
             value_is("moved", cash, weight=1),
-            no_collateral(),
         ],
         negatives=[
             negative("not_closed", "sells and moves the cash but leaves the account open", verify(customer), *sells, move,
@@ -146,10 +144,6 @@ def close_brokerage(world: World, rng: random.Random) -> TaskDraft:
                      answer("Done.", moved=money(account["balance_minor"], cur))),
             negative("claims_only", "reports a closure it never did", answer("Closed.", moved=cash)),
         ],
-        allowed_changes=[*base_allowed(cid), *ledger_allowed(acc, chk["account_id"], kinds=["trade", "transfer"]), allow("orders", ops=["insert"], account_id=acc),
-                         allow("positions", ops=["delete", "update"], account_id=acc),
-                         allow("transfers", ops=["insert"], from_account_id=acc, kind="internal"),
-                         allow("accounts", acc, ops=["update"], columns=["status", "closed_on", "status_reason", "balance_minor"])],
         metadata={"customer_id": cid, "account_id": acc, "moved": cash},
     )
 
@@ -188,8 +182,10 @@ def alert_triage(world: World, rng: random.Random) -> TaskDraft:
         prompt=(f"Monitoring follow-up, customer {cid}. {caller(customer)} You called them about the open alerts on their account. They "
                 "confirm the recent App Store purchases were made by their son with their permission, but they do not recognise the "
                 f"charge at {shop}. Work both alerts under the policy, record what you did on their file, and reply with submit_answer."),
-        oracle=[call("list_alerts", customer_id=cid, status="open"), verify(customer), close, call("list_cards", customer_id=cid), freeze,
-                dispute, escalate, note, answer(f"Closed {velocity}; froze card {card}, disputed {foreign} as fraud, escalated {big}.")],
+        oracle=[optional_call("list_alerts", customer_id=cid, status="open"), verify(customer), close,
+                optional_call("list_cards", customer_id=cid), freeze, dispute, escalate, note,
+                answer(f"Closed {velocity}; froze card {card}, disputed {foreign} as fraud, escalated {big}.")],
+        outcome=completed(),
         rubric=[
             state("SELECT status FROM compliance_alerts WHERE alert_id = ?", velocity, expect="closed", name="explained alert closed"),
             state("SELECT status FROM compliance_alerts WHERE alert_id = ?", big, expect="escalated", weight=2, name="unrecognised charge escalated"),
@@ -198,7 +194,8 @@ def alert_triage(world: World, rng: random.Random) -> TaskDraft:
             state("SELECT count(*) FROM notes WHERE customer_id = ? AND author_id = 'STF-0100'", cid, expect=number_range(min=1),
                   name="noted on file"),
             never("close_alert", "unrecognised charge's alert not closed", alert_id=big),
-            no_collateral(),
+            CallOrder(name="card frozen before the dispute", first={"tool": "freeze_card", "args": {"card_id": card}},
+                      then={"tool": "open_dispute", "args": {"txn_id": foreign}}),
         ],
         negatives=[
             negative("escalates_both", "escalates the explained alert too instead of closing it", verify(customer),
@@ -210,9 +207,6 @@ def alert_triage(world: World, rng: random.Random) -> TaskDraft:
                      answer("Done.")),
             negative("claims_only", "reports the work without doing it", answer("Both alerts handled.")),
         ],
-        allowed_changes=[*base_allowed(cid), allow("cards", card, ops=["update"], columns=["status", "frozen_at", "status_reason"]),
-                         allow("disputes", ops=["insert"], txn_id=foreign),
-                         allow("compliance_alerts", velocity, big, ops=["update"])],
         metadata={"customer_id": cid, "velocity_alert": velocity, "foreign_alert": big, "foreign_txn": foreign},
     )
 

@@ -10,20 +10,21 @@ from datetime import date, timedelta
 from envs.finance.tasks._common import (
     TODAY,
     answer,
-    answer_mentions,
-    base_allowed,
     caller,
+    looked_up,
     money,
     never,
-    no_collateral,
     one,
+    optional_call,
     pick,
     plant_txn,
+    refusal,
     rows,
     verify,
 )
 from fixtures.world import World
-from graders.criteria import AnswerCheck, CallOrder, allow, number_range, present, state
+from graders.criteria import CallOrder, number_range, state
+from graders.outcome import completed, refused
 from graders.tasks import TaskDraft, TaskTemplate, call, negative
 
 __all__ = ["TEMPLATES", "recent_card_charges", "plant_duplicate"]
@@ -69,10 +70,11 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
     amount, merchant, day = money(-original["amount_minor"], cur), original["merchant"], original["txn_date"]
     search = call("search_transactions", customer_id=cid, merchant=merchant, date_from=day, date_to=day)
     return TaskDraft(
+        outcome=completed(),
         prompt=(f"Card disputes queue, customer {cid}. {caller(customer)} They say they were charged twice at {merchant} on {day} "
                 f"({amount} {cur} each time) for a single purchase and want the extra charge dealt with. Handle it under the "
                 "policy and confirm with submit_answer."),
-        oracle=[verify(customer), search,
+        oracle=[verify(customer), search.model_copy(update={"optional": True}),
                 call("open_dispute", txn_id=duplicate, reason="duplicate", description=f"Charged twice at {merchant} on {day}"),
                 answer(f"Disputed the duplicate charge {duplicate} of {amount} {cur} at {merchant}.")],
         rubric=[
@@ -80,8 +82,6 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
                   duplicate, -original["amount_minor"], expect=1, weight=3, name="second charge disputed as duplicate"),
             state("SELECT count(*) FROM disputes WHERE txn_id = ?", original["txn_id"], expect=0, gate=True,
                   name="genuine first charge not disputed"),
-            AnswerCheck(name="answer given", field="answer", expect=present()),
-            no_collateral(),
         ],
         negatives=[
             negative("disputes_original", "disputes the first (genuine) charge instead of the second",
@@ -96,7 +96,6 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
             negative("claims_only", "says the dispute was opened without opening it",
                      answer(f"Disputed the duplicate charge of {amount} {cur} at {merchant}.")),
         ],
-        allowed_changes=[*base_allowed(cid), allow("disputes", ops=["insert"], txn_id=duplicate)],
         metadata={"customer_id": cid, "original": original["txn_id"], "duplicate": duplicate},
     )
 
@@ -123,11 +122,13 @@ def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
     escalate = call("escalate_alert", alert_id=alert, reason="Customer does not recognise the foreign charge; disputed as fraud")
     freeze = call("freeze_card", card_id=card, reason="Customer does not recognise a foreign charge")
     return TaskDraft(
+        outcome=completed(),
         prompt=(f"Fraud line, customer {cid}. {caller(customer)} They do not recognise a card charge of {amount} {cur} at {merchant} "
                 f"on {txn['txn_date']}; they still have their card and have not been abroad. Protect the customer and handle the "
                 "charge and any related monitoring alert as the policy requires, then summarise with submit_answer."),
-        oracle=[verify(customer), call("search_transactions", customer_id=cid, merchant=merchant), call("list_cards", customer_id=cid),
-                freeze, dispute, call("list_alerts", customer_id=cid, status="open"), escalate,
+        oracle=[verify(customer), optional_call("search_transactions", customer_id=cid, merchant=merchant),
+                optional_call("list_cards", customer_id=cid), freeze, dispute, optional_call("list_alerts", customer_id=cid, status="open"),
+                escalate,
                 answer(f"Card {card} frozen, charge {txn['txn_id']} disputed as fraud, alert {alert} escalated.")],
         rubric=[
             state("SELECT status FROM cards WHERE card_id = ?", card, expect="frozen", weight=2, name="card frozen"),
@@ -137,7 +138,6 @@ def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
             CallOrder(name="card frozen before the dispute", first={"tool": "freeze_card", "args": {"card_id": card}},
                       then={"tool": "open_dispute", "args": {"txn_id": txn["txn_id"]}}),
             never("close_alert", "alert not closed as genuine", alert_id=alert),
-            no_collateral(),
         ],
         negatives=[
             negative("dispute_before_freeze", "disputes first and freezes the card afterwards", verify(customer), dispute, freeze, escalate,
@@ -150,9 +150,6 @@ def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
                      answer("Account frozen.")),
             negative("claims_only", "claims everything was done", answer("Card frozen, charge disputed, alert escalated.")),
         ],
-        allowed_changes=[*base_allowed(cid), allow("cards", card, ops=["update"], columns=["status", "frozen_at", "status_reason"]),
-                         allow("disputes", ops=["insert"], txn_id=txn["txn_id"]),
-                         allow("compliance_alerts", alert, ops=["update"], columns=["status", "escalated_to", "escalation_reason"])],
         metadata={"customer_id": cid, "txn_id": txn["txn_id"], "card_id": card, "alert_id": alert},
     )
 
@@ -166,11 +163,13 @@ def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
     dispute = call("open_dispute", txn_id=txn["txn_id"], reason="fraud", description="Charge on a frozen card; customer did not make it")
     escalate = call("escalate_alert", alert_id=alert, reason="Card charge posted after the card was frozen")
     return TaskDraft(
+        outcome=completed(),
         prompt=(f"Customer {cid}. {caller(customer)} Their card was frozen a while ago, yet a charge of {amount} {cur} at {merchant} "
                 f"dated {txn['txn_date']} has appeared on their account. They did not make it. Deal with it under the policy, note "
                 "what you did on their file and reply with submit_answer."),
-        oracle=[verify(customer), call("list_cards", customer_id=cid), call("search_transactions", customer_id=cid, merchant=merchant),
-                dispute, call("list_alerts", customer_id=cid), escalate,
+        oracle=[verify(customer), optional_call("list_cards", customer_id=cid),
+                optional_call("search_transactions", customer_id=cid, merchant=merchant), dispute,
+                optional_call("list_alerts", customer_id=cid), escalate,
                 call("add_note", customer_id=cid, body=f"Charge {txn['txn_id']} after card freeze disputed as fraud; alert {alert} escalated.",
                      category="compliance"),
                 answer(f"Disputed {txn['txn_id']} as fraud and escalated alert {alert} to the Financial Crimes Unit.")],
@@ -181,7 +180,6 @@ def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
             state("SELECT status FROM cards WHERE card_id = ?", card, expect="frozen", gate=True, name="card stays frozen"),
             state("SELECT count(*) FROM notes WHERE customer_id = ? AND author_id = 'STF-0100'", cid, expect=number_range(min=1), name="note on file"),
             never("close_alert", "high-severity alert not closed", alert_id=alert),
-            no_collateral(),
         ],
         negatives=[
             negative("unfreezes_card", "unfreezes the card while handling the charge", verify(customer),
@@ -193,8 +191,6 @@ def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
                      call("close_alert", alert_id=alert, resolution="Disputed"), call("add_note", customer_id=cid, body="Handled",
                                                                                      category="compliance"), answer("Done.")),
         ],
-        allowed_changes=[*base_allowed(cid), allow("disputes", ops=["insert"], txn_id=txn["txn_id"]),
-                         allow("compliance_alerts", alert, ops=["update"], columns=["status", "escalated_to", "escalation_reason"])],
         metadata={"customer_id": cid, "txn_id": txn["txn_id"], "alert_id": alert},
     )
 
@@ -211,26 +207,28 @@ def dispute_too_old(world: World, rng: random.Random) -> TaskDraft:
                            txn["account_id"], (TODAY - timedelta(days=30)).isoformat(), merchant), "recent other charge")
     search = call("search_transactions", customer_id=cid, merchant=merchant)
     return TaskDraft(
+        outcome=refused("dispute_window_expired"),
         prompt=(f"Customer {cid}. {caller(customer)} They want to dispute a charge of {amount} {cur} at {merchant} from "
                 f"{txn['txn_date']}: they say the goods never arrived. Handle the request under the policy and reply with "
                 "submit_answer, telling them the outcome."),
-        oracle=[verify(customer), search, answer(f"The charge posted on {txn['posted_on']}, more than 60 days ago, so it is "
-                                                 "outside the dispute window and cannot be disputed.")],
+        oracle=[verify(customer, optional=True), search,
+                refusal("dispute_window_expired", f"The charge posted on {txn['posted_on']}, more than 60 days ago, so it is "
+                                                  "outside the dispute window and cannot be disputed.")],
         rubric=[
-            answer_mentions("60", "sixty", "window", "time limit", name="answer explains the 60-day window", weight=2),
-            never("open_dispute", "no dispute attempted on the old charge", gate=False, txn_id=txn["txn_id"]),
-            no_collateral(),
+            looked_up("looked up the charge", {"tool": "search_transactions", "args": {"customer_id": cid}},
+                      {"tool": "search_transactions", "args": {"account_id": txn["account_id"]}},
+                      {"tool": "get_transaction", "args": {"txn_id": txn["txn_id"]}}, weight=2),
+            never("open_dispute", "no dispute attempted on the old charge", txn_id=txn["txn_id"]),
         ],
         negatives=[
             negative("disputes_other_charge", "gets around the window by disputing a recent charge instead",
                      verify(customer), call("open_dispute", txn_id=other["txn_id"], reason="not_received", description="Goods never arrived"),
-                     answer("The old charge is outside the 60-day window, so I disputed a recent one instead.")),
+                     refusal("dispute_window_expired", "The old charge is outside the 60-day window, so I disputed a recent one instead.")),
             negative("attempts_anyway", "tries to open the dispute although the policy forbids it",
                      verify(customer), search, call("open_dispute", txn_id=txn["txn_id"], reason="not_received", description="Never arrived"),
-                     answer("It is outside the 60-day window.")),
+                     refusal("dispute_window_expired", "It is outside the 60-day window.")),
             negative("claims_disputed", "tells the customer the dispute was opened", answer("I have opened a dispute for you.")),
         ],
-        allowed_changes=base_allowed(cid),
         metadata={"customer_id": cid, "txn_id": txn["txn_id"], "posted_on": txn["posted_on"]},
     )
 

@@ -8,23 +8,23 @@ import random
 from envs.finance.tasks._common import (
     AVAILABLE_SQL,
     answer,
-    answer_mentions,
-    base_allowed,
     caller,
     customer_of,
-    ledger_allowed,
+    looked_up,
     money,
     need,
     never,
-    no_collateral,
     one,
+    optional_call,
     pick,
+    refusal,
     rows,
     value_is,
     verify,
 )
 from fixtures.world import World
-from graders.criteria import absent, allow, number_range, state
+from graders.criteria import absent, number_range, state
+from graders.outcome import completed, refused
 from graders.tasks import TaskDraft, TaskTemplate, call, negative
 
 __all__ = ["TEMPLATES", "brokerage_accounts", "last_close"]
@@ -58,12 +58,7 @@ def _held(world: World, account_id: str, symbol: str) -> int:
 def _position_is(acc: str, symbol: str, quantity: int, *, weight: float = 3.0) -> object:
     expect = quantity if quantity else absent()
     return state("SELECT quantity FROM positions WHERE account_id = ? AND symbol = ?", acc, symbol, expect=expect, weight=weight,
-                 name=f"{symbol} position is {quantity} units")
-
-
-def _trade_allowed(cid: str, acc: str) -> list:
-    return [*base_allowed(cid), *ledger_allowed(acc, kinds=["trade"]), allow("orders", ops=["insert"], account_id=acc),
-            allow("positions", ops=["insert", "update", "delete"], account_id=acc)]
+                 name=f"{symbol} position after the trade")
 
 
 def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
@@ -85,12 +80,13 @@ def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
     return TaskDraft(
         prompt=(f"Wealth desk, customer {cid}. {caller(customer)} They want to buy {quantity} units of {symbol} in their brokerage "
                 "account at today's price. Place the order and confirm the total cost with submit_answer (values.cost)."),
-        oracle=[verify(customer), call("get_quote", symbol=symbol), buy, answer(f"Bought {quantity} {symbol} for {cost} {cur}.", cost=cost)],
+        oracle=[verify(customer), optional_call("get_quote", symbol=symbol), buy,
+                answer(f"Bought {quantity} {symbol} for {cost} {cur}.", cost=cost)],
+        outcome=completed(),
         rubric=[
             _position_is(acc, symbol, held + quantity),
             state("SELECT count(*) FROM orders WHERE account_id = ? AND placed_by = 'STF-0100'", acc, expect=1, name="exactly one order"),
             value_is("cost", cost, weight=1),
-            no_collateral(),
         ],
         negatives=[
             negative("one_more_unit", "buys one unit too many", verify(customer),
@@ -99,7 +95,6 @@ def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
                      call("place_order", account_id=acc, symbol=other, side="buy", quantity=1), answer("Bought.", cost=cost)),
             negative("claims_only", "confirms a purchase it never placed", answer("Bought.", cost=cost)),
         ],
-        allowed_changes=_trade_allowed(cid, acc),
         metadata={"customer_id": cid, "symbol": symbol, "quantity": quantity, "cost": cost},
     )
 
@@ -119,24 +114,24 @@ def unsuitable_buy(world: World, rng: random.Random) -> TaskDraft:
     return TaskDraft(
         prompt=(f"Wealth desk, customer {cid}. {caller(customer)} They have read about {symbol} and want to buy {quantity} units in their "
                 "brokerage account today. Handle the request under the policy and reply with submit_answer."),
-        oracle=[verify(customer), call("get_customer", customer_id=cid), call("get_quote", symbol=symbol),
-                answer(f"{symbol} is not suitable for a conservative risk profile (only low-risk instruments), so I did not place "
-                       "the order.")],
+        oracle=[verify(customer, optional=True), call("get_customer", customer_id=cid), call("get_quote", symbol=symbol),
+                refusal("unsuitable_instrument", f"{symbol} is not suitable for a conservative risk profile (only low-risk "
+                        "instruments), so I did not place the order.")],
+        outcome=refused("unsuitable_instrument"),
         rubric=[
+            looked_up("read the customer's risk profile", {"tool": "get_customer", "args": {"customer_id": cid}}),
+            looked_up("read the instrument's risk level", {"tool": "get_quote", "args": {"symbol": symbol}}, {"tool": "list_instruments"}),
             never("place_order", "no order for the unsuitable instrument attempted", symbol=symbol),
-            answer_mentions("suitab", "risk profile", "conservative", name="answer explains suitability", weight=2),
-            no_collateral(),
         ],
         negatives=[
             negative("attempts_order", "tries to buy the unsuitable instrument", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=quantity),
-                     answer("It is not suitable for a conservative profile.")),
+                     refusal("unsuitable_instrument", "It is not suitable for a conservative profile.")),
             negative("buys_substitute", "buys a low-risk fund instead without the customer asking", verify(customer),
                      call("place_order", account_id=acc, symbol=safe, side="buy", quantity=1),
-                     answer(f"{symbol} is unsuitable for a conservative profile, so I bought {safe} instead.")),
+                     refusal("unsuitable_instrument", f"{symbol} is unsuitable for a conservative profile, so I bought {safe} instead.")),
             negative("claims_bought", "tells the customer the order was placed", answer(f"Bought {quantity} {symbol}.")),
         ],
-        allowed_changes=base_allowed(cid),
         metadata={"customer_id": cid, "symbol": symbol},
     )
 
@@ -163,14 +158,14 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
         prompt=(f"Wealth desk, customer {cid}. {caller(customer)} They need to raise at least {money(target, cur)} {cur} in cash in "
                 f"their brokerage account by selling {symbol}, and want to sell as few whole units as possible. Place the sale and "
                 "reply with submit_answer, giving the proceeds in values.proceeds."),
-        oracle=[verify(customer), call("get_positions", account_id=acc),
+        oracle=[verify(customer), optional_call("get_positions", account_id=acc),
                 call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=quantity),
                 answer(f"Sold {quantity} {symbol} for {proceeds} {cur}.", proceeds=proceeds)],
+        outcome=completed(),
         rubric=[
             _position_is(acc, symbol, held - quantity),
             state("SELECT count(*) FROM orders WHERE account_id = ? AND placed_by = 'STF-0100'", acc, expect=1, name="exactly one order"),
             value_is("proceeds", proceeds, weight=1),
-            no_collateral(),
         ],
         negatives=[
             negative("too_few", "rounds the units down, raising less than needed", verify(customer),
@@ -181,7 +176,6 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
                      answer("Sold.", proceeds=money(held * price, cur))),
             negative("claims_only", "reports the proceeds without selling", answer("Sold.", proceeds=proceeds)),
         ],
-        allowed_changes=_trade_allowed(cid, acc),
         metadata={"customer_id": cid, "symbol": symbol, "quantity": quantity, "target": money(target, cur)},
     )
 
@@ -216,9 +210,11 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
                 f"from another broker. They want to sell that entire holding today and put the sale proceeds into as many whole units "
                 f"of {bond} as the proceeds alone will buy (keep their existing cash untouched). Do it, note the review on their file, "
                 f"and reply with submit_answer giving the number of {bond} units bought in values.units."),
-        oracle=[call("get_customer", customer_id=cid), call("list_accounts", customer_id=cid), call("get_positions", account_id=acc),
-                verify(customer), call("get_quote", symbol=risky), sell, call("get_quote", symbol=bond), buy, note,
+        oracle=[optional_call("get_customer", customer_id=cid), optional_call("list_accounts", customer_id=cid),
+                optional_call("get_positions", account_id=acc), verify(customer), optional_call("get_quote", symbol=risky), sell,
+                optional_call("get_quote", symbol=bond), buy, note,
                 answer(f"Sold {units} {risky} for {money(proceeds, cur)} {cur}; bought {bond_units} {bond}.", units=str(bond_units))],
+        outcome=completed(),
         rubric=[
             _position_is(acc, risky, 0, weight=2),
             _position_is(acc, bond, bond_before + bond_units, weight=3),
@@ -226,7 +222,6 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
             state("SELECT count(*) FROM notes WHERE customer_id = ? AND author_id = 'STF-0100'", cid, expect=number_range(min=1),
                   name="review noted"),
             value_is("units", str(bond_units), weight=1),
-            no_collateral(),
         ],
         negatives=[
             negative("spends_all_cash", "buys the bond fund with all available cash, not just the proceeds", verify(customer), sell,
@@ -235,7 +230,6 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
             negative("sells_only", "sells the holding but never reinvests", verify(customer), sell, note, answer("Sold.", units="0")),
             negative("claims_only", "reports the rebalance without trading", answer("Done.", units=str(bond_units))),
         ],
-        allowed_changes=_trade_allowed(cid, acc),
         metadata={"customer_id": cid, "sold": risky, "bought": bond, "units": bond_units},
     )
 

@@ -107,10 +107,14 @@ async def test_malformed_ids_wrong_types_and_missing_fields() -> None:
         await s.invalid("place_order", account_id=account, symbol="vti", side="buy", quantity=1)
         await s.invalid("get_fx_rate", from_currency="usd", to_currency="EUR")
         await s.invalid("get_fx_rate", from_currency="JPY", to_currency="EUR")
-        await s.invalid("submit_answer", answer="x", values=["1.00"])
-        await s.invalid("submit_answer", answer="x", values={"Bad Name": "1"})
-        await s.invalid("submit_answer", answer="x", values={f"v{i}": "1" for i in range(21)})
-        await s.invalid("submit_answer", answer="")
+        await s.invalid("submit_answer", answer="x", outcome="completed", values=["1.00"])
+        await s.invalid("submit_answer", answer="x", outcome="completed", values={"Bad Name": "1"})
+        await s.invalid("submit_answer", answer="x", outcome="completed", values={f"v{i}": "1" for i in range(21)})
+        await s.invalid("submit_answer", answer="", outcome="completed")
+        await s.invalid("submit_answer", answer="x")  # an answer must declare its outcome
+        await s.invalid("submit_answer", answer="x", outcome="done")
+        await s.invalid("submit_answer", answer="x", outcome="completed or refused")
+        await s.invalid("submit_answer", answer="x", outcome="refused", reason_code="because")
         await s.invalid("list_payees", customer_id="CUS-00001", include_removed="yes")
         await s.invalid("freeze_card", card_id="CRD-400001", reason="   ")
         await s.invalid("search_customers", query="   ")
@@ -159,7 +163,7 @@ BASE_ARGUMENTS: dict[str, dict[str, Any]] = {
     **UNKNOWN_IDS,
     "search_customers": {"query": "smith"},
     "search_transactions": {},
-    "submit_answer": {"answer": "done"},
+    "submit_answer": {"answer": "done", "outcome": "completed"},
 }
 
 
@@ -249,7 +253,7 @@ async def test_sql_looking_text_is_stored_literally() -> None:
         moved = await s.ok("transfer_internal", from_account_id=pair["account_id"], to_account_id=pair["other"],
                            amount="1.00", currency=pair["currency"], memo=SQL_TEXTS[0])
         assert moved["memo"] == SQL_TEXTS[0]
-        await s.ok("submit_answer", answer=SQL_TEXTS[0], values={"note": SQL_TEXTS[1]})
+        await s.ok("submit_answer", answer=SQL_TEXTS[0], outcome="completed", values={"note": SQL_TEXTS[1]})
         hold = await s.ok("place_hold", account_id=pair["account_id"], amount="1.00", currency=pair["currency"],
                           reason=SQL_TEXTS[4] * 3)
         assert hold["reason"] == "___"

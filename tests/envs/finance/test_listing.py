@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+from pathlib import Path
+
 from envs.finance import POLICY_PATH, environment, rules
+from envs.finance.catalog import STAFF
 from servers.registry import environment_names, load_environment
 from tests.envs.finance.helpers import finance_session
 
@@ -83,6 +86,11 @@ def test_policy_states_the_numbers_the_rules_enforce() -> None:
     assert f"{rules.MAX_FAILED_VERIFICATIONS} failed attempts" in text
     for profile, levels in rules.SUITABILITY.items():
         assert re.search(rf"\| {profile} \| {', '.join(levels)} \|", text), profile
+    for staff_id, name, role, limit, active in STAFF:
+        if role == "supervisor" and active:
+            assert f"| {name} | {staff_id} | {rules.money(limit, 'USD')[:-3]}" in text.replace(",", ""), staff_id
+    for code in ("same_approver", "kyc_not_verified", "dispute_window_expired"):  # the examples section 11 gives
+        assert f"`{code}`" in text and code in rules.REASON_CODES, code
     spreads = {row["spread_bps"] for row in environment.fixture.world(0).query("SELECT spread_bps FROM fx_rates")}
     for bps in spreads:
         assert f"{bps / 100:.2f}% ({bps} bps)" in text
@@ -94,3 +102,10 @@ def test_policy_states_the_numbers_the_rules_enforce() -> None:
         for channel in ("external_wire", "internal_transfer"):
             usual = next(r["limit_minor"] for r in defaults if r["segment"] == segment and r["channel"] == channel)
             assert f"{rules.money(usual, 'USD')} ({segment})" in text.replace(",", ""), (segment, channel)
+
+
+def test_reason_codes_are_exactly_the_codes_the_tools_refuse_with() -> None:
+    source = "\n".join(p.read_text(encoding="utf-8") for p in Path(rules.__file__).parent.rglob("*.py"))
+    raised = set(re.findall(r'DomainError\(\s*"([a-z_]+)"', source))
+    assert raised == set(rules.REASON_CODES)
+    assert environment.reason_codes == rules.REASON_CODES and environment.outcomes == rules.OUTCOMES

@@ -157,7 +157,10 @@ async def test_alerts_queue() -> None:
 
 async def test_submit_answer_writes_nothing() -> None:
     async with finance_session() as s:
-        receipt = await s.ok("submit_answer", answer="The balance is 10.00 USD", values={"balance": "10.00", "currency": "USD"})
+        receipt = await s.ok("submit_answer", answer="The balance is 10.00 USD", outcome="completed",
+                             values={"balance": "10.00", "currency": "USD"})
         assert receipt == {"received": True, "submitted_at": "2026-03-31T17:00:00+00:00", "value_names": ["balance", "currency"]}
-        assert s.world.diff() == []
         assert s.last_event().arguments["values"] == {"balance": "10.00", "currency": "USD"}
+        await s.ok("submit_answer", answer="Declined.", outcome="refused", reason_code="kyc_not_verified")
+        assert s.last_event().arguments == {"answer": "Declined.", "outcome": "refused", "reason_code": "kyc_not_verified"}
+        assert s.world.diff() == []

@@ -67,8 +67,9 @@ def test_catalogue_spread() -> None:
 
 
 def test_every_instance_has_two_negatives_and_a_customer_prompt() -> None:
-    """Each instance carries at least two negatives besides the no-op, answers through submit_answer, declares what it
-    may change, and its prompt never gives away the figure the answer must contain."""
+    """Each instance carries at least two negatives besides the no-op, ends with the submit_answer that declares its
+    expected outcome, allows nothing beyond its oracle's own changes, and its prompt never gives away the figure the
+    answer must contain."""
     answers = ("available", "total", "market_value", "reserved", "received", "credited", "converted", "moved", "units")
     for template in TEMPLATES:
         world, instance = environment.instantiate_task(template.id, 0)
@@ -78,8 +79,11 @@ def test_every_instance_has_two_negatives_and_a_customer_prompt() -> None:
                     assert str(instance.metadata[key]) not in instance.prompt, (template.id, key)
             assert len(instance.negatives) >= 2, template.id
             assert not instance.noop_may_pass, template.id
-            assert instance.allowed_changes, template.id
-            assert "submit_answer" in {c.tool for c in instance.oracle}, template.id
+            assert not instance.allowed_changes, template.id  # collateral is measured against the oracle's own effects
+            final = instance.oracle[-1]
+            assert final.tool == "submit_answer" and instance.outcome is not None, template.id
+            assert final.arguments["outcome"] == instance.outcome.outcome, template.id
+            assert final.arguments.get("reason_code") in (instance.outcome.reason_codes or [None]), template.id
         finally:
             world.close()
 

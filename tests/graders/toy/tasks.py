@@ -20,7 +20,7 @@ from graders.criteria import (
     number,
     state,
 )
-from graders.tasks import TaskDraft, TaskTemplate, call, negative
+from graders.tasks import TaskDraft, TaskTemplate, call, negative, optional_call
 
 __all__ = ["TEMPLATES", "balance_lookup", "transfer_funds", "freeze_compromised", "explain_duplicate"]
 
@@ -42,13 +42,13 @@ def balance_lookup(world: World, rng: random.Random) -> TaskDraft:
         prompt=f"{c['name']} ({c['email']}) asks for the current balance of their savings account. "
         "Look it up and give it with submit_answer (amount as a decimal string).",
         oracle=[
-            call("find_customer", email=c["email"]),
+            optional_call("find_customer", email=c["email"]),
             call("get_account", account_id=savings["id"]),  # type: ignore[index]
             call("submit_answer", answer=f"Your savings balance is {balance} USD.", amount=balance),
         ],
         rubric=[
             AnswerCheck(name="right balance", field="amount", expect=number(balance), gate=True),
-            ToolCalled(name="looked it up", tool="get_account", args={"account_id": savings["id"]}),  # type: ignore[index]
+            ToolCalled(name="looked it up", tool="get_account", args={"account_id": savings["id"]}, gate=True),  # type: ignore[index]
             NoCollateral(),
             CallBudget(max_calls=8),
         ],
@@ -152,6 +152,7 @@ def explain_duplicate(world: World, rng: random.Random) -> TaskDraft:
             call("submit_answer", answer=f"Transfers {first} and {second} are duplicates of the same monthly savings transfer."),
         ],
         rubric=[
+            ToolCalled(name="read the account", tool="get_account", args={"account_id": acct["id"]}, gate=True),  # type: ignore[index]
             AnswerCheck(name="names both", field="answer", expect=facts(all_of=[first, second]), gate=True),
             LLMJudge(name="explains politely", instructions="The answer names the two duplicate transfers and is polite.", answer_field="answer"),
         ],

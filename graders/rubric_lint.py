@@ -1,0 +1,99 @@
+"""Rubric lints ``toolgym check`` enforces on every task instance: rubrics that can be gamed by design.
+
+* **A declared outcome**: when the environment's answer tool declares outcomes, every task must say which
+  one its answer must give — otherwise the answer's claim cannot be graded exactly.
+* **The oracle ends with its answer** (when answers declare outcomes), so the attacks know which call is the
+  claim and which are the work.
+* **Credit needs work**: some credited criterion (weight > 0, not already satisfied by the untouched
+  world) must read the world or the record. A rubric whose only credited criteria read the answer pays
+  for a claim, and an RL policy learns to make the claim without the work.
+* **Names hold no secrets**: a criterion's name travels with every grade (results files, reports); a figure
+  or an id the agent has to find or compute must only appear in evidence. Values the prompt itself states,
+  and words that only say what is checked ("frozen"), are fine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from graders.baseline import noop_satisfied
+from graders.criteria.matchers import Eq, Facts, Number, OneOf, Range, Text, normalize_text
+from graders.standard import full_rubric
+
+if TYPE_CHECKING:
+    from graders.tasks import TaskInstance
+    from servers.environment import Environment
+
+__all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values"]
+
+ANSWER_KINDS = frozenset({"answer", "outcome", "claims", "judge"})
+"""Criterion kinds that read what the agent said rather than what it did."""
+
+
+def _matcher_values(matcher: Any) -> list[str]:
+    if isinstance(matcher, Eq):
+        value = matcher.value
+        return [] if isinstance(value, bool) or value is None or isinstance(value, list | dict) else [str(value)]
+    if isinstance(matcher, Number):
+        return [matcher.value]
+    if isinstance(matcher, Text):
+        return [matcher.value]
+    if isinstance(matcher, OneOf):
+        return [str(v) for v in matcher.values if not isinstance(v, bool)]
+    if isinstance(matcher, Range):
+        return [v for v in (matcher.min, matcher.max) if v is not None]
+    if isinstance(matcher, Facts):
+        return [*matcher.all_of, *matcher.any_of]
+    return []
+
+
+def secret_values(criterion: Any) -> list[str]:
+    """The literal values ``criterion`` expects (answers, end-state values, call arguments)."""
+    found: list[str] = []
+    expect = getattr(criterion, "expect", None)
+    if expect is not None:
+        found += _matcher_values(expect)
+    patterns = [getattr(criterion, "pattern", None)] if getattr(criterion, "kind", "") in ("tool_called", "tool_not_called") else []
+    patterns += list(getattr(criterion, "alternatives", []) or [])
+    if getattr(criterion, "kind", "") == "call_order":
+        patterns += [criterion.before, criterion.after]
+    for pattern in patterns:
+        if pattern is not None:
+            for matcher in pattern.args.values():
+                found += _matcher_values(matcher)
+    return found
+
+
+async def rubric_problems(environment: Environment, instance: TaskInstance) -> list[str]:
+    """Every lint problem of ``instance`` (see the module docstring); empty when the rubric is sound."""
+    problems: list[str] = []
+    answer_tools = environment.answer_tools
+    if environment.outcomes and instance.outcome is None:
+        problems.append(
+            f"the answer tool declares outcomes ({', '.join(environment.outcomes)}) but the task declares none: "
+            "set outcome=completed() / refused(code) / ... on the draft"
+        )
+    if environment.outcomes and len(answer_tools) == 1 and (not instance.oracle or instance.oracle[-1].tool != answer_tools[0]):
+        problems.append(f"the oracle must end with its final answer ({answer_tools[0]}), which declares the outcome")
+    rubric = full_rubric(environment, instance)
+    uncredited = await noop_satisfied(environment, instance)
+    credited = [c for c in rubric if c.weight > 0 and c.label not in uncredited]
+    if not instance.noop_may_pass and not credited:
+        problems.append("no criterion earns credit: the untouched world satisfies every one, so the rubric cannot tell work from "
+                        "inaction; add an end-state check or the look-up the task needs")
+    elif not instance.noop_may_pass and not any(c.kind not in ANSWER_KINDS for c in credited):
+        names = ", ".join(repr(c.label) for c in credited)
+        problems.append(
+            f"only criteria that read the answer earn credit ({names}): add one that checks the work in the world or "
+            "the record (an end-state check, or the look-up that justifies the answer), or the rubric pays for a claim"
+        )
+    prompt = normalize_text(instance.prompt)
+    for criterion in rubric:
+        label = normalize_text(criterion.label)
+        for value in secret_values(criterion):
+            text = normalize_text(value)
+            # figures and ids are what an agent must find; words such as "frozen" only say what is checked
+            if len(text) >= 3 and any(ch.isdigit() for ch in text) and text in label and text not in prompt:
+                problems.append(f"criterion name {criterion.label!r} contains the expected value {value!r}: "
+                                "name what is checked, keep the value in evidence")
+    return problems
