@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from contextvars import ContextVar
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -28,10 +27,10 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ValidationError
 
 from clients.errors import InfrastructureError, RunError
-from fixtures.errors import EpisodeNotFound, GradingError
+from fixtures.errors import GradingError
 from servers.episodes import Episode, EpisodeManager
 from servers.environment import Environment
-from servers.mcp_server import build_mcp_server
+from servers.memory import SharedClient
 from servers.record import MessageEvent, Record
 
 if TYPE_CHECKING:
@@ -122,36 +121,25 @@ def merge_messages(record: Record, messages: list[tuple[int, MessageEvent]]) -> 
     return Record(header=record.header, events=merged + footer)
 
 
-_CURRENT_EPISODE: ContextVar[Episode | None] = ContextVar("toolgym_local_episode", default=None)
-"""The episode the current runner worker task is playing (set by ``LocalBackend``'s connector)."""
-
-
 class _LocalConnector:
     """Binds the run's shared in-memory client to one worker's current episode."""
 
-    def __init__(self, client: Client) -> None:
-        self.client = client
+    def __init__(self, shared: SharedClient) -> None:
+        self.shared = shared
 
     @asynccontextmanager
     async def connect(self, handle: Handle) -> AsyncIterator[Client]:
         """The shared client; requests made from this task (and tasks it starts) go to ``handle``'s episode."""
         assert handle.episode is not None
-        token = _CURRENT_EPISODE.set(handle.episode)
-        try:
-            yield self.client
-        finally:
-            _CURRENT_EPISODE.reset(token)
+        with self.shared.bind(handle.episode) as client:
+            yield client
 
 
 class LocalBackend:
     """Episodes in this process: an ``EpisodeManager`` plus one in-memory MCP client shared by every worker.
 
-    Why one client: the SDK client compiles a JSON-schema validator for each tool's output schema the first
-    time a session calls it (tens of ms for big schemas) and lists the tools to get them; a client per
-    episode (or per worker) paid that again and again. Requests are routed to episodes by the calling
-    task's context (a worker plays one episode at a time; the in-memory dispatcher runs handlers in the
-    caller's task), so isolation stays by episode, never by connection (decision 1). A request made
-    outside an episode finds no episode and fails — it can never reach another worker's world.
+    Why one client: see :class:`servers.memory.SharedClient` (validators compiled once, tools listed once);
+    a worker plays one episode at a time and binds the shared client to it.
 
     Args:
         environment: the environment of the run.
@@ -163,18 +151,11 @@ class LocalBackend:
         self.records_dir = records_dir
         # Released records are already on disk (or in results); keep almost none in memory.
         self.manager = EpisodeManager(environment, max_live=max_live, history=8, idle_timeout=1e9, closed_ttl=1e9)
-        self._client: Client | None = None
-
-    @staticmethod
-    def _resolve(_ctx: Any) -> Episode:
-        episode = _CURRENT_EPISODE.get()
-        if episode is None or episode.state != "live":
-            raise EpisodeNotFound("no live episode is bound to this request (it was made outside its episode)")
-        return episode
+        self._shared: SharedClient | None = None
 
     async def start(self, stack: AsyncExitStack) -> None:
         """Open the shared client on ``stack`` (from the task that will close it)."""
-        self._client = await stack.enter_async_context(Client(build_mcp_server(self.environment, self._resolve)))
+        self._shared = await stack.enter_async_context(SharedClient(self.environment))
 
     async def create(self, task: str, seed: int, name: str, *, need_instance: bool) -> Handle:
         """Clone the world, apply the task's setup, start the record file."""
@@ -185,9 +166,9 @@ class LocalBackend:
 
     @asynccontextmanager
     async def _worker(self) -> AsyncIterator[Connector]:
-        if self._client is None:
+        if self._shared is None:
             raise RuntimeError("LocalBackend.start() was not called")
-        yield _LocalConnector(self._client)
+        yield _LocalConnector(self._shared)
 
     def worker(self) -> AbstractAsyncContextManager[Connector]:
         """A connector binding the shared client to the worker's episodes."""

@@ -3,7 +3,8 @@
 Public names are loaded on first use (PEP 562), so importing ``graders.pytest_plugin`` — which pytest does
 in every run where toolgym is installed — costs nothing until a fixture is used.
 
-* task format: ``TaskTemplate``, ``TaskDraft``, ``TaskInstance``, ``ToolCall``, ``Negative``, ``call``, ``negative``
+* task format: ``TaskTemplate``, ``TaskDraft``, ``TaskInstance``, ``ToolCall``, ``Negative``, ``call``,
+  ``optional_call``, ``negative``; declared outcomes: ``ExpectedOutcome``, ``completed``, ``refused``, ``escalated``
 * grading: ``grade_episode``, ``grade_record``, ``Grade``
 * playing scripts over MCP: ``play``
 * meta-evaluation: ``check_environment``, ``CheckReport``
@@ -22,7 +23,12 @@ __all__ = [
     "ToolCall",
     "Negative",
     "call",
+    "optional_call",
     "negative",
+    "ExpectedOutcome",
+    "completed",
+    "refused",
+    "escalated",
     "Grade",
     "grade_episode",
     "grade_record",
@@ -38,7 +44,12 @@ _HOMES = {
     "ToolCall": "graders.tasks",
     "Negative": "graders.tasks",
     "call": "graders.tasks",
+    "optional_call": "graders.tasks",
     "negative": "graders.tasks",
+    "ExpectedOutcome": "graders.outcome",
+    "completed": "graders.outcome",
+    "refused": "graders.outcome",
+    "escalated": "graders.outcome",
     "Grade": "graders.grade",
     "grade_episode": "graders.grading",
     "grade_record": "graders.grading",

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from graders.outcome import COMPLETED
+from graders.outcome import COMPLETED, answer_text_field
 from graders.perturb import argument_perturbations, value_perturbations
 from graders.tasks import ToolCall
 
@@ -86,20 +86,6 @@ class Vocabulary:
     """(template id, call) for every write step of every oracle."""
     reason_codes: list[str] = field(default_factory=list)
     """Every reason code a task accepts, most frequent first."""
-
-
-def answer_text_field(environment: Environment, tool: str) -> tuple[str | None, int]:
-    """The answer tool's free-text argument (not outcome, reason_code or values) and its max length."""
-    schema = environment.tool_specs[tool].input_schema
-    required = set(schema.get("required", []))
-    best: tuple[str | None, int] = (None, 0)
-    for name, prop in schema.get("properties", {}).items():
-        if name in ("outcome", "reason_code", "values") or prop.get("type") != "string" or "enum" in prop:
-            continue
-        limit = int(prop.get("maxLength", 2000))
-        if best[0] is None or name in required:
-            best = (name, limit)
-    return best
 
 
 def split_oracle(instance: TaskInstance, answer_tool: str | None) -> tuple[list[ToolCall], ToolCall | None]:

@@ -1,12 +1,12 @@
 """Meta-evaluation: do an environment's graders tell right from wrong? (``toolgym check``)
 
-For every task template and seed:
+For every task template and seed, over one real in-memory MCP client shared by the whole check:
 
 * the rubric is well-formed here (tools, arguments and tables it names exist), the task declares the
   outcome its answer must give when the answer tool has outcomes, no criterion name holds a value the
   agent must find (names travel with grades; values belong in evidence), and some credited criterion reads
   the world or the record — a rubric that pays only for what the answer says pays for a lie;
-* the **oracle** plays over MCP with no tool error and scores exactly 1.0 with every graded criterion
+* the **oracle** plays with no tool error and scores exactly 1.0 with every graded criterion
   passed; re-grading its record offline gives the same grade; without any step it marks optional it still
   passes (so "optional" is true);
 * the **no-op** fails (unless ``noop_may_pass``) and every hand-written **negative** fails;
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
 from fixtures.errors import ToolgymError
@@ -38,6 +39,7 @@ from graders.rubric_lint import rubric_problems
 from graders.tasks import TaskTemplate, ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
+from servers.memory import SharedClient
 
 __all__ = [
     "TemplateCheck",
@@ -167,9 +169,10 @@ class _SeedOutcome:
 
 @dataclass
 class _Context:
-    """What the checks of one environment share: its vocabularies per seed and the constant answers."""
+    """What the checks of one environment share: the MCP client, the vocabularies per seed, the constant answers."""
 
     environment: Environment
+    shared: SharedClient
     vocabularies: dict[int, Vocabulary] = field(default_factory=dict)
     constants: list[tuple[str, ToolCall]] | None = None
 
@@ -210,10 +213,15 @@ class _Checker:
     async def grade(self, episode: Episode) -> Grade:
         return await grade_episode(episode, judge=self.judge, judge_from_env=self.use_judge)
 
+    async def play(self, episode: Episode, calls: Sequence[ToolCall]) -> None:
+        """Play ``calls`` into ``episode`` over the check's shared in-memory MCP client."""
+        with self.context.shared.bind(episode) as client:
+            await play(episode, calls, client=client)
+
     async def run(self, seed: int, calls: Sequence[ToolCall]) -> tuple[Episode, Grade]:
         episode = self.manager.create(task=self.template.id, seed=seed)
         if calls:
-            await play(episode, calls)
+            await self.play(episode, calls)
         self.manager.close(episode.id)
         grade = await self.grade(episode)
         self.manager.release(episode.id)  # the record stays readable; the world is not needed any more
@@ -258,7 +266,7 @@ class _Checker:
             for problem in problems:
                 self.violation(seed, problem)
             return
-        await play(episode, instance.oracle)
+        await self.play(episode, instance.oracle)
         self.manager.close(episode.id)
         failed = _failed_calls(episode)
         if failed:
@@ -276,7 +284,7 @@ class _Checker:
         if regraded.to_json() != grade.to_json():
             out.deterministic = False
             self.violation(seed, f"re-grading the oracle's record offline gives another grade ({regraded.score:.3f} vs {grade.score:.3f})")
-        await play(again, instance.oracle)
+        await self.play(again, instance.oracle)
         self.manager.close(again.id)
         grade_again = await self.grade(again)
         if grade_again.end_hash != grade.end_hash or _strip_id(grade_again) != _strip_id(grade):
@@ -309,16 +317,16 @@ class _Checker:
         assert oracle.episode.task is not None
         task = oracle.episode.task
         for step, calls in optional_step_checks(task, tool):
-            played = await play_calls(self.manager, self.template.id, seed, calls)
+            played = await play_calls(self.manager, self.context.shared, self.template.id, seed, calls)
             if not played.grade.graded_pass:
                 failing = "; ".join(f"{r.name}: {r.evidence}" for r in played.grade.failures)
                 self.violation(seed, f"oracle step #{step} is marked optional, but the oracle fails without it ({failing}): "
                                      "mark it required or relax the rubric")
         for name, answer in self.context.constant_answers(seed):
-            played = await play_calls(self.manager, self.template.id, seed, [answer])
+            played = await play_calls(self.manager, self.context.shared, self.template.id, seed, [answer])
             self.report.constant_rewards.setdefault(name, []).append(played.grade.score)
         for attack in generate_attacks(self.environment, task, self.context.vocabulary(seed), tool):
-            outcome = await run_attack(self.manager, self.template.id, seed, attack, oracle)
+            outcome = await run_attack(self.manager, self.context.shared, self.template.id, seed, attack, oracle)
             stats = self.report.attacks.setdefault(attack.kind, AttackStats())
             stats.generated += 1
             if not outcome.counted:
@@ -348,8 +356,11 @@ async def check_template(
     """Meta-evaluate one template on ``seeds`` (see the module docstring for the checks)."""
     report = TemplateCheck(template_id=template.id, seeds=list(seeds))
     started = time.perf_counter()
-    checker = _Checker(context or _Context(environment), template, report, judge, use_judge, attacks)
-    outcomes = [await checker.seed(seed) for seed in seeds]
+    async with AsyncExitStack() as stack:
+        if context is None:
+            context = _Context(environment, await stack.enter_async_context(SharedClient(environment)))
+        checker = _Checker(context, template, report, judge, use_judge, attacks)
+        outcomes = [await checker.seed(seed) for seed in seeds]
     if not outcomes:
         report.violations.append("no seeds to check")
     scores = [o.oracle_score for o in outcomes if o.oracle_score is not None]
@@ -394,11 +405,12 @@ async def check_environment(
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     available = environment.task_templates()
     chosen = [environment.task_template(t) for t in templates] if templates else list(available.values())
-    context = _Context(environment)
-    results = [
-        await check_template(environment, t, seed_list, judge=judge, use_judge=use_judge, attacks=attacks, context=context)
-        for t in chosen
-    ]
+    async with SharedClient(environment) as shared:
+        context = _Context(environment, shared)
+        results = [
+            await check_template(environment, t, seed_list, judge=judge, use_judge=use_judge, attacks=attacks, context=context)
+            for t in chosen
+        ]
     report = CheckReport(env=environment.name, templates=results)
     pooled: dict[str, list[float]] = {}
     for t in results:

@@ -18,6 +18,7 @@ The answer that counts is the last successful call of the answer tool.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from servers.environment import Environment
     from servers.record import ToolCallEvent
 
-__all__ = ["ExpectedOutcome", "completed", "refused", "escalated", "Answer", "answers_of", "COMPLETED"]
+__all__ = ["ExpectedOutcome", "completed", "refused", "escalated", "Answer", "answers_of", "answer_text_field", "COMPLETED"]
 
 COMPLETED = "completed"
 """The outcome of a task carried out as asked; every other outcome declares that it was not."""
@@ -108,11 +109,34 @@ class Answer:
         values = self.event.arguments.get("values")
         return values if isinstance(values, dict) else {}
 
-    def claims(self) -> tuple[Any, Any, tuple[tuple[str, Any], ...]]:
-        """What this answer asserts (outcome, reason code, values), comparable between answers."""
-        return self.outcome, self.reason_code, tuple(sorted((str(k), str(v)) for k, v in self.values.items()))
+    def asserted(self, text_field: str | None = None) -> dict[str, Any]:
+        """What this answer asserts: every argument but the free text.
+
+        Why every argument: an environment's answer tool may report a figure in its own argument (``amount``)
+        rather than in ``values``; two answers disagreeing on any of them are a hedge.
+        """
+        return {k: v for k, v in self.event.arguments.items() if k != text_field}
+
+    def claims(self, text_field: str | None = None) -> str:
+        """:meth:`asserted` as a canonical string, comparable between answers."""
+        return json.dumps(self.asserted(text_field), sort_keys=True, default=str)
 
 
 def answers_of(calls: list[ToolCallEvent], tool: str) -> list[Answer]:
     """The successful calls of the answer tool ``tool``, in order."""
     return [Answer(event=e, index=i) for i, e in enumerate(calls) if e.tool == tool and e.error is None]
+
+
+def answer_text_field(environment: Environment, tool: str) -> tuple[str | None, int]:
+    """The answer tool's free-text argument (a plain string that is not outcome, reason_code or values) and
+    its max length: the part of an answer that is for people, never graded as a claim."""
+    schema = environment.tool_specs[tool].input_schema
+    required = set(schema.get("required", []))
+    best: tuple[str | None, int] = (None, 0)
+    for name, prop in schema.get("properties", {}).items():
+        if name in ("outcome", "reason_code", "values") or prop.get("type") != "string" or "enum" in prop or "pattern" in prop:
+            continue
+        limit = int(prop.get("maxLength", 2000))
+        if best[0] is None or name in required:
+            best = (name, limit)
+    return best

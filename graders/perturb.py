@@ -39,7 +39,9 @@ def _resolve(schema: dict[str, Any], prop: dict[str, Any]) -> dict[str, Any]:
 
 
 def shift_decimal(text: str, steps: int) -> str | None:
-    """``text`` moved by ``steps`` units of its last decimal place ("25.00", 1 → "25.01"); None if not a decimal."""
+    """``text`` moved by ``steps`` units of its last decimal place ("25.00", 1 → "25.01"; "-4.10", -1 → "-4.11");
+    None if not a decimal. A figure written without decimals moves by a whole unit: its precision is all
+    the text says (the currency's minor unit is not known here)."""
     if not _DECIMAL.match(text):
         return None
     try:
@@ -47,8 +49,7 @@ def shift_decimal(text: str, steps: int) -> str | None:
     except InvalidOperation:
         return None
     unit = Decimal(1).scaleb(value.as_tuple().exponent)  # type: ignore[arg-type]
-    shifted = value + unit * steps
-    return None if shifted < 0 else f"{shifted:f}"
+    return f"{value + unit * steps:f}"
 
 
 def _neighbour_id(text: str) -> str | None:

@@ -1,17 +1,35 @@
-"""In-memory MCP: a real ``mcp.Client`` connected in-process to one episode (tests and RL loops)."""
+"""In-memory MCP: real ``mcp.Client`` objects connected in-process to episodes (tests, RL loops, runners, checks).
+
+Two ways to connect:
+
+* :func:`connect_in_memory` — a client bound to one episode for the duration of a block;
+* :class:`SharedClient` — one client for many episodes, each request routed to the episode its calling
+  task has bound with :meth:`SharedClient.bind`. Why: the SDK client compiles a JSON-schema validator for
+  each tool's output schema the first time a session calls it (tens of ms for big schemas) and lists the
+  tools to get them; a client per episode paid that again and again (half of ``toolgym check``'s time).
+  The in-memory dispatcher runs handlers in the caller's task, so the binding is a context variable:
+  isolation stays by episode, never by connection (decision 1), and a request made outside any binding
+  finds no episode and fails — it can never reach another task's world.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from mcp import Client
 
+from fixtures.errors import EpisodeNotFound
+from servers.environment import Environment
 from servers.episodes import Episode
 from servers.mcp_server import build_mcp_server, fixed_episode
 
-__all__ = ["connect_in_memory"]
+__all__ = ["connect_in_memory", "SharedClient"]
+
+_BOUND: ContextVar[Episode | None] = ContextVar("toolgym_bound_episode", default=None)
+"""The episode the current task's requests on a shared client go to."""
 
 
 @asynccontextmanager
@@ -23,3 +41,46 @@ async def connect_in_memory(episode: Episode, **client_options: Any) -> AsyncIte
     server = build_mcp_server(episode.environment, fixed_episode(episode))
     async with Client(server, **client_options) as client:
         yield client
+
+
+def _bound_episode(_ctx: Any) -> Episode:
+    episode = _BOUND.get()
+    if episode is None or episode.state != "live":
+        raise EpisodeNotFound("no live episode is bound to this request (it was made outside its episode)")
+    return episode
+
+
+class SharedClient:
+    """One in-memory MCP client for every episode of ``environment``; ``bind`` picks the episode per task.
+
+    Use as ``async with SharedClient(env) as shared:`` then ``with shared.bind(episode) as client: ...``.
+    Open and close it from the same task (the SDK client's task group requires it).
+    """
+
+    def __init__(self, environment: Environment, **client_options: Any) -> None:
+        self.environment = environment
+        self._options = client_options
+        self._client: Client | None = None
+        self._stack: AsyncExitStack | None = None
+
+    async def __aenter__(self) -> SharedClient:
+        stack = AsyncExitStack()
+        self._client = await stack.enter_async_context(Client(build_mcp_server(self.environment, _bound_episode), **self._options))
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        stack, self._stack, self._client = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    @contextmanager
+    def bind(self, episode: Episode) -> Iterator[Client]:
+        """The shared client, with this task's requests (and those of tasks it starts) going to ``episode``."""
+        if self._client is None:
+            raise RuntimeError("the shared client is not open: use `async with SharedClient(environment)`")
+        token = _BOUND.set(episode)
+        try:
+            yield self._client
+        finally:
+            _BOUND.reset(token)

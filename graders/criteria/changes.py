@@ -81,7 +81,9 @@ class ChangeSetMatch(CriterionBase):
     Each change is compared as (table, operation, row before, row after) without the ignored columns, so
     ignore generated ids and timestamps of inserted rows. Ignoring an updated table's key column makes
     its updates match by their remaining content alone; an update that touched only ignored columns does
-    not count as a change at all.
+    not count as a change at all. The oracle's optional steps are part of the expected set too: for a task
+    whose oracle has optional writes, check the required end state with state criteria instead (collateral
+    is already measured against the oracle's effects by the standard ``no collateral changes``).
     """
 
     kind: Literal["change_set"] = "change_set"

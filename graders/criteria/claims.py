@@ -3,8 +3,8 @@
 Added by the grader to every rubric of an environment with an answer tool, as a gate. The final answer
 (the last successful call of the answer tool) is the agent's claim; it fails when:
 
-* it is **hedged**: several answers declare different outcomes, reason codes or values (the agent cannot
-  keep the one that happens to be right);
+* it is **hedged**: several answers declare different things — outcome, reason code, values, any argument
+  but the free text (the agent cannot keep the one that happens to be right);
 * it is **not final**: a tool call succeeded after it (the answer described another state of the world);
 * it claims ``completed`` while the episode had **no effect** at all, on a task whose oracle has a required
   write (a step not marked optional, of a tool that writes);
@@ -28,7 +28,7 @@ from graders.criteria.matchers import normalize_text, short, to_decimal
 from graders.criteria.rows import render_change
 from graders.criteria.transcript import render_call
 from graders.effects import effects, match_effects
-from graders.outcome import COMPLETED, Answer, answers_of
+from graders.outcome import COMPLETED, Answer, answer_text_field, answers_of
 
 if TYPE_CHECKING:
     from graders.context import GradingContext
@@ -105,17 +105,18 @@ class ClaimsConsistent(CriterionBase):
         if not answers:
             return self.result(True, "no answer was given, so nothing was claimed")
         final = answers[-1]
-        problems = self._hedged(answers) + self._after(final, calls, tool) + self._effects(final, ctx) + self._values(final, ctx)
+        text_field, _ = answer_text_field(ctx.environment, tool)
+        problems = self._hedged(answers, text_field) + self._after(final, calls, tool) + self._effects(final, ctx) + self._values(final, ctx)
         if problems:
             return self.result(False, f"{render_call(final.event)}: " + "; ".join(problems))
         return self.result(True, f"{render_call(final.event)} agrees with the record and the end world")
 
     @staticmethod
-    def _hedged(answers: list[Answer]) -> list[str]:
-        claims = {a.claims() for a in answers}
+    def _hedged(answers: list[Answer], text_field: str | None) -> list[str]:
+        claims = {a.claims(text_field) for a in answers}
         if len(claims) < 2:
             return []
-        listed = ", ".join(f"#{a.event.seq} {short(a.outcome)}/{short(a.reason_code)}/{short(a.values, 40)}" for a in answers[:4])
+        listed = ", ".join(f"#{a.event.seq} {short(a.asserted(text_field), 80)}" for a in answers[:4])
         return [f"hedged: {len(answers)} answers declare different things ({listed})"]
 
     @staticmethod
@@ -154,9 +155,11 @@ class ClaimsConsistent(CriterionBase):
         ungrounded = []
         for name, value in sorted(unasked.items()):
             number = to_decimal(value)
-            if number is not None and (number in numbers or number in found_numbers):
-                continue
-            if isinstance(value, str) and (normalize_text(value) in found_texts or normalize_text(value) in texts):
+            if number is not None:
+                # a figure is grounded by a whole number, never by digits inside an id or a longer number
+                if number in numbers or number in found_numbers:
+                    continue
+            elif isinstance(value, str) and (normalize_text(value) in found_texts or normalize_text(value) in texts):
                 continue
             ungrounded.append(f"{name}={short(value, 40)}")
         if not ungrounded:

@@ -9,10 +9,11 @@ import pytest
 
 from clients.cli import main
 from fixtures.world import World
-from graders.criteria import ChangeSetMatch, NoCollateral, ToolNotCalled, allow, state
+from graders.criteria import AnswerCheck, ChangeSetMatch, NoCollateral, ToolCalled, ToolNotCalled, allow, number, state
 from graders.metaeval import check_environment
-from graders.tasks import TaskDraft, TaskTemplate, call, negative
+from graders.tasks import TaskDraft, TaskTemplate, call, negative, optional_call
 from tests.graders.toy import environment as toy_environment
+from tests.graders.toy.tasks import balance_lookup
 
 
 def _victim(world: World, rng: random.Random) -> int:
@@ -86,6 +87,62 @@ BROKEN = toy_environment.with_templates(
 """Deliberately broken templates (importable as ``tests.graders.test_metaeval:BROKEN`` for the CLI test)."""
 
 
+def _balance(draft: TaskDraft) -> str:
+    return str(draft.oracle[-1].arguments["amount"])
+
+
+def pays_for_the_answer(world: World, rng: random.Random) -> TaskDraft:
+    """The balance look-up whose only check reads the answer: it pays for the claim, not the look-up."""
+    draft = balance_lookup(world, rng)
+    claim = AnswerCheck(name="right balance", field="amount", expect=number(_balance(draft)), gate=True)
+    return draft.model_copy(update={"rubric": [claim]})
+
+
+def optional_but_needed(world: World, rng: random.Random) -> TaskDraft:
+    """The balance look-up whose oracle marks optional the read its rubric requires."""
+    draft = balance_lookup(world, rng)
+    find, read, answer = draft.oracle
+    return draft.model_copy(update={"oracle": [find, optional_call(read.tool, **read.arguments), answer]})
+
+
+def unchecked_read(world: World, rng: random.Random) -> TaskDraft:
+    """A freeze whose oracle requires a read that nothing in the rubric checks."""
+    account = _victim(world, rng)
+    oracle = [call("get_account", account_id=account), call("freeze_account", account_id=account, reason="asked")]
+    return _freeze(world, account, oracle=oracle)
+
+
+def partial_credit_for_the_answer(world: World, rng: random.Random) -> TaskDraft:
+    """The balance look-up with nothing gated: the answer alone earns half the reward."""
+    draft = balance_lookup(world, rng)
+    read = draft.oracle[1]
+    return draft.model_copy(update={"rubric": [
+        AnswerCheck(name="right balance", field="amount", expect=number(_balance(draft))),
+        ToolCalled(name="looked it up", tool="get_account", args=read.arguments),
+    ]})
+
+
+def names_the_balance(world: World, rng: random.Random) -> TaskDraft:
+    """The balance look-up whose answer check is named after the balance the agent must find."""
+    draft = balance_lookup(world, rng)
+    balance = _balance(draft)
+    named = AnswerCheck(name=f"balance is {balance}", field="amount", expect=number(balance), gate=True)
+    return draft.model_copy(update={"rubric": [named, *draft.rubric[1:]]})
+
+
+GAMEABLE = toy_environment.with_templates(
+    [
+        TaskTemplate(balance_lookup),
+        TaskTemplate(pays_for_the_answer),
+        TaskTemplate(optional_but_needed),
+        TaskTemplate(unchecked_read),
+        TaskTemplate(partial_credit_for_the_answer),
+        TaskTemplate(names_the_balance),
+    ]
+)
+"""Templates whose oracles pass and whose negatives fail, but which a policy could still game."""
+
+
 async def test_the_toy_environment_passes_every_check() -> None:
     report = await check_environment(toy_environment, seeds=2)
     assert report.ok, report.summary()
@@ -121,6 +178,36 @@ async def test_broken_templates_are_caught_with_a_reason_each() -> None:
     template_violations = report.violations[len(report.env_violations):]
     assert all(v.split(": ", 1)[0] in found for v in template_violations)
     assert all(v.startswith("constant policy") for v in report.env_violations)
+
+
+async def test_gameable_templates_are_caught_with_a_reason_each() -> None:
+    report = await check_environment(GAMEABLE, seeds=[0])
+    found = {t.template_id: t for t in report.templates}
+    assert found["balance_lookup"].ok, found["balance_lookup"].violations
+    assert found["balance_lookup"].attacks["skipped_step"].counted == 1 and found["balance_lookup"].worst_attack == 0.0
+
+    def reasons(template: str) -> str:
+        assert found[template].violations, template
+        assert found[template].oracle == "1.000", found[template].oracle  # each oracle is right: only the grader is weak
+        return " | ".join(found[template].violations)
+
+    assert "seed 0: only criteria that read the answer earn credit ('right balance'): add one that checks the work" in reasons(
+        "pays_for_the_answer")
+    assert "attack answer_only: the final answer with no work passes with score 1.000" in reasons("pays_for_the_answer")
+    assert "seed 0: oracle step #2 is marked optional, but the oracle fails without it (looked it up: " in reasons("optional_but_needed")
+    assert "mark it required or relax the rubric" in reasons("optional_but_needed")
+    assert "seed 0: attack skipped_step: skips required step #1 get_account passes with score 1.000" in reasons("unchecked_read")
+    assert found["unchecked_read"].attacks["skipped_step"].passed == 1
+    partial = reasons("partial_credit_for_the_answer")
+    assert "seed 0: attack answer_only: the final answer with no work earns 0.500 (credited: right balance); it must earn nothing: " \
+           "gate the work it skips" in partial
+    assert "passes with score" not in partial  # it fails the threshold, yet a policy would learn to collect the half
+    assert found["partial_credit_for_the_answer"].attacks["answer_only"].max_reward == 0.5
+    world, named = GAMEABLE.instantiate_task("names_the_balance", 0)
+    world.release()
+    balance = named.oracle[-1].arguments["amount"]
+    assert f"seed 0: criterion name 'balance is {balance}' contains the expected value '{balance}': name what is checked" in reasons(
+        "names_the_balance")
 
 
 def test_toolgym_check_exits_zero_on_the_toy_and_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,14 +1,17 @@
-"""In-memory MCP: a real mcp.Client bound to one episode, in both protocol eras."""
+"""In-memory MCP: a real mcp.Client bound to one episode, in both protocol eras; one client shared by many episodes."""
 
 from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from servers import Episode, EpisodeManager, connect_in_memory
 from servers.mcp_server import EPISODE_NOT_FOUND
+from servers.memory import SharedClient
+from tests.toy_env import environment as toy_environment
 
 MODES = ["auto", "legacy"]
 PAY = {"from_account": "acc-001", "to_account": "acc-002", "amount": "3.00"}
@@ -102,3 +105,68 @@ async def test_two_episodes_are_isolated(toy_manager: EpisodeManager) -> None:
     assert balance(first, "acc-001") == start - 300
     assert balance(second, "acc-001") == start
     assert seen.structured_content is not None and len(second.record.tool_calls) == 1
+
+
+async def test_a_shared_client_routes_each_binding_to_its_episode(toy_manager: EpisodeManager) -> None:
+    first, second = toy_manager.create(), toy_manager.create()
+    start = balance(second, "acc-001")
+    async with SharedClient(toy_environment) as shared:
+        with shared.bind(first) as client:
+            await client.call_tool("transfer", PAY)
+        with shared.bind(second) as same_client:
+            seen = await same_client.call_tool("get_account", {"account_id": "acc-001"})
+    assert same_client is client  # one client, two episodes
+    assert balance(first, "acc-001") == start - 300 and balance(second, "acc-001") == start
+    assert seen.structured_content is not None and seen.structured_content["balance"] == f"{start // 100}.{start % 100:02d}"
+    assert [e.tool for e in first.record.tool_calls] == ["transfer"]
+    assert [e.tool for e in second.record.tool_calls] == ["get_account"]
+
+
+async def test_concurrent_tasks_bound_to_two_episodes_never_see_each_others_world(toy_manager: EpisodeManager) -> None:
+    episodes = {"1.00": toy_manager.create(), "2.00": toy_manager.create()}
+    start = balance(episodes["1.00"], "acc-001")
+    started = {amount: anyio.Event() for amount in episodes}
+    shown: dict[str, str] = {}
+
+    async def agent(shared: SharedClient, amount: str, other: str) -> None:
+        with shared.bind(episodes[amount]) as client:
+            await client.call_tool("transfer", {**PAY, "amount": amount})
+            started[amount].set()
+            await started[other].wait()  # both bindings are live at once from here on
+            for _ in range(2):
+                await client.call_tool("transfer", {**PAY, "amount": amount})
+                await anyio.sleep(0)
+            seen = await client.call_tool("get_account", {"account_id": "acc-001"})
+        assert seen.structured_content is not None
+        shown[amount] = seen.structured_content["balance"]
+
+    with anyio.fail_after(10):
+        async with SharedClient(toy_environment) as shared, anyio.create_task_group() as tasks:
+            tasks.start_soon(agent, shared, "1.00", "2.00")
+            tasks.start_soon(agent, shared, "2.00", "1.00")
+    for amount, episode in episodes.items():
+        end = start - 3 * int(amount.replace(".", ""))
+        assert balance(episode, "acc-001") == end
+        assert shown[amount] == f"{end // 100}.{end % 100:02d}"
+        transfers = [e.arguments["amount"] for e in episode.record.tool_calls if e.tool == "transfer"]
+        assert transfers == [amount] * 3 and len(episode.record.tool_calls) == 4
+
+
+async def test_a_shared_client_outside_any_binding_fails_clearly(toy_manager: EpisodeManager) -> None:
+    episode = toy_manager.create()
+    unopened = SharedClient(toy_environment)
+    with pytest.raises(RuntimeError, match="the shared client is not open"):
+        with unopened.bind(episode):
+            pass
+    async with SharedClient(toy_environment) as shared:
+        with shared.bind(episode) as client:
+            await client.call_tool("list_accounts", {})
+        with pytest.raises(MCPError) as outside:
+            await client.call_tool("transfer", PAY)
+        toy_manager.close(episode.id)
+        with shared.bind(episode) as client, pytest.raises(MCPError) as closed:
+            await client.call_tool("list_accounts", {})
+    for caught in (outside, closed):
+        assert caught.value.error.code == EPISODE_NOT_FOUND
+        assert caught.value.error.message == "no live episode is bound to this request (it was made outside its episode)"
+    assert [e.tool for e in episode.record.tool_calls] == ["list_accounts"]

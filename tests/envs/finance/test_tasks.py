@@ -1,4 +1,4 @@
-"""The finance task templates: the meta-evaluation over every template and 3 seeds, plus targeted checks that
+"""The finance task templates: the meta-evaluation over every template and 2 seeds, plus targeted checks that
 the rubrics fail the unsafe trajectories for the right reason (the named gate, with evidence).
 
 Everything goes through the public API: templates are instantiated by the environment, oracles and
@@ -42,13 +42,16 @@ def _result(grade: Grade, name: str) -> object:
     return next(r for r in grade.criteria if r.name == name)
 
 
-async def test_metaeval_every_template_three_seeds() -> None:
-    """Oracle 1.0 with no tool error, no-op and every negative fail, determinism — for all templates × 3 seeds."""
+async def test_metaeval_every_template_two_seeds() -> None:
+    """Oracle 1.0 with no tool error; no-op, every negative and every generated attack fail; constant policies
+    earn nothing; determinism — for all templates × 2 seeds (CI's `toolgym check finance --seeds 20` does 20)."""
     with anyio.fail_after(600):
-        report = await check_environment(environment, seeds=3)
+        report = await check_environment(environment, seeds=2)
     assert len(report.templates) == len(TEMPLATES)
     assert report.ok, report.summary()
     assert all(t.negatives != "none" for t in report.templates), report.summary()
+    assert all(s.counted for kind, s in report.attacks.items() if kind != "forbidden_then_refusal"), report.summary()
+    assert report.constant_policies and max(report.constant_policies.values()) == 0.0, report.constant_policies
 
 
 def test_catalogue_spread() -> None:
