@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from fixtures.changes import RowChange
 if TYPE_CHECKING:
     from servers.environment import Environment
 
-__all__ = ["effects", "effect_signature", "EffectMatch", "match_effects", "same_effects"]
+__all__ = ["effects", "effect_signature", "EffectMatch", "match_by", "match_effects", "same_effects"]
 
 
 def effects(changes: Iterable[RowChange], environment: Environment) -> list[RowChange]:
@@ -65,19 +65,23 @@ class EffectMatch:
     """Expected effects the episode did not make."""
 
 
-def match_effects(expected: Sequence[RowChange], actual: Sequence[RowChange], environment: Environment) -> EffectMatch:
-    """Match ``actual`` effects against ``expected`` ones (each expected effect covers at most one actual)."""
-    volatile = environment.volatile_columns
+def match_by(
+    expected: Sequence[RowChange], actual: Sequence[RowChange], key: Callable[[RowChange], str | None]
+) -> EffectMatch:
+    """A one-to-one multiset match of ``actual`` against ``expected`` by ``key`` (None: the change is left out).
+
+    Each expected change covers at most one actual change with the same key; order does not matter.
+    """
     pending: dict[str, list[RowChange]] = {}
-    for change in effects(expected, environment):
-        sig = effect_signature(change, volatile)
+    for change in expected:
+        sig = key(change)
         if sig is not None:
             pending.setdefault(sig, []).append(change)
     remaining = Counter({sig: len(rows) for sig, rows in pending.items()})
     matched: list[RowChange] = []
     unexpected: list[RowChange] = []
-    for change in effects(actual, environment):
-        sig = effect_signature(change, volatile)
+    for change in actual:
+        sig = key(change)
         if sig is None:
             continue
         if remaining[sig] > 0:
@@ -87,6 +91,12 @@ def match_effects(expected: Sequence[RowChange], actual: Sequence[RowChange], en
             unexpected.append(change)
     missing = [row for sig, rows in pending.items() for row in rows[len(rows) - remaining[sig]:]]
     return EffectMatch(matched=matched, unexpected=unexpected, missing=missing)
+
+
+def match_effects(expected: Sequence[RowChange], actual: Sequence[RowChange], environment: Environment) -> EffectMatch:
+    """Match ``actual`` effects against ``expected`` ones (each expected effect covers at most one actual)."""
+    volatile = environment.volatile_columns
+    return match_by(effects(expected, environment), effects(actual, environment), lambda c: effect_signature(c, volatile))
 
 
 def same_effects(first: Sequence[RowChange], second: Sequence[RowChange], environment: Environment) -> bool:

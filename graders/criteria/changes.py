@@ -8,7 +8,6 @@ Score: matched / (expected + unexpected); it passes only when nothing is missing
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
@@ -16,6 +15,7 @@ from pydantic import Field
 from fixtures.changes import RowChange
 from graders.criteria.base import CriterionBase, CriterionResult, schema_tables
 from graders.criteria.rows import render_change, signature
+from graders.effects import match_by
 
 if TYPE_CHECKING:
     from graders.context import GradingContext
@@ -54,25 +54,12 @@ def compare_change_sets(
 ) -> ChangeSetComparison:
     """Match ``actual`` against ``expected`` by content signature (multiset), in the tables in scope."""
     ignored = list(ignore_tables)
-    pending: dict[str, list[RowChange]] = {}
-    for change in expected:
-        sig = signature(change, ignore_columns) if _in_scope(change, tables, ignored) else None
-        if sig is not None:
-            pending.setdefault(sig, []).append(change)
-    remaining = Counter({sig: len(rows) for sig, rows in pending.items()})
-    matched: list[RowChange] = []
-    unexpected: list[RowChange] = []
-    for change in actual:
-        sig = signature(change, ignore_columns) if _in_scope(change, tables, ignored) else None
-        if sig is None:
-            continue
-        if remaining[sig] > 0:
-            remaining[sig] -= 1
-            matched.append(change)
-        else:
-            unexpected.append(change)
-    missing = [row for sig, rows in pending.items() for row in rows[len(rows) - remaining[sig] :]]
-    return ChangeSetComparison(matched, missing, unexpected)
+
+    def key(change: RowChange) -> str | None:
+        return signature(change, ignore_columns) if _in_scope(change, tables, ignored) else None
+
+    outcome = match_by(expected, actual, key)
+    return ChangeSetComparison(outcome.matched, outcome.missing, outcome.unexpected)
 
 
 class ChangeSetMatch(CriterionBase):
