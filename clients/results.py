@@ -11,16 +11,27 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from clients.errors import RunError
 
-__all__ = ["ResultLine", "Tokens", "ResultsRead", "ResultsWriter", "read_results", "latest_by_key", "EpisodeKey"]
+__all__ = [
+    "ResultLine",
+    "Tokens",
+    "ResultsRead",
+    "ResultsWriter",
+    "read_results",
+    "latest_by_key",
+    "EpisodeKey",
+    "check_run_folder",
+    "clear_run_folder",
+]
 
 EpisodeKey = tuple[str, int, int, str]
 """(task, seed, trial, agent): what identifies an episode of a run across resumes."""
@@ -35,9 +46,15 @@ class Tokens(BaseModel):
     completion: int = 0
     total: int = 0
 
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(prompt=self.prompt + other.prompt, completion=self.completion + other.completion, total=self.total + other.total)
+
 
 class ResultLine(BaseModel):
-    """One finished episode of a run."""
+    """One finished episode of a run: graded (a score, no error class) or errored (an error class, no score).
+
+    See :mod:`clients.blame` for which it is and why.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -58,19 +75,39 @@ class ResultLine(BaseModel):
     grade: dict[str, Any] | None = None
     """The full grade (score, passed, criteria with evidence) as JSON."""
     error_class: str | None = None
-    """For ``errored`` lines: provider / connection / internal / grading / agent."""
+    """For ``errored`` lines: provider / provider_timeout / connection / internal / grading / kit
+    (``agent`` in runs made before it was named ``kit``)."""
     error: str | None = None
     stop_reason: str | None = None
-    """Why the agent stopped: done, max_turns, timeout, exit:N (external commands), ..."""
+    """How the agent stopped: done, max_turns, max_tool_calls, timeout, context_overflow,
+    model_output_rejected, exit:N (external commands) ..."""
+    stop_detail: str | None = None
+    """What the stop reason means here (the limit reached, the provider's refusal ...)."""
     tool_calls: int = 0
+    """Tool calls the agent issued: those that reached the episode plus those it rejected itself."""
     tool_errors: int = 0
-    """Tool calls that returned an error (agent errors and internal ones)."""
+    """Tool calls that failed (agent errors, internal ones, and rejected calls)."""
+    rejected_calls: int = 0
+    """Calls the agent answered itself before they reached the episode (malformed, too large, over the limit)."""
     turns: int = 0
     """Model calls made by an LLM agent."""
     tokens: Tokens = Field(default_factory=Tokens)
+    """Tokens of the attempt this line reports."""
+    failed_attempt_tokens: Tokens = Field(default_factory=Tokens)
+    """Tokens of this episode's earlier attempts, which errored and were re-run."""
     wall_ms: float = 0.0
+    provider_wait_ms: float = 0.0
+    """Time spent waiting on the LLM provider (requests, retries, backoff): never counted as the agent's."""
     attempts: int = 1
     """How many times the episode was run (retries after infrastructure errors included)."""
+
+    @model_validator(mode="after")
+    def _graded_or_errored(self) -> ResultLine:
+        if self.status == "graded" and self.error_class is not None:
+            raise ValueError("a graded line carries no error class (an episode is graded or errored, never both)")
+        if self.status == "errored" and (self.error_class is None or self.score is not None or self.grade is not None):
+            raise ValueError("an errored line has an error class and no score or grade (never both)")
+        return self
 
     @property
     def key(self) -> EpisodeKey:
@@ -161,3 +198,31 @@ class ResultsWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def check_run_folder(out: Path, *, default: bool, resume: bool, overwrite: bool, env: str) -> tuple[list[ResultLine], int | None]:
+    """Read-only check of the run folder: the lines to resume from and where a torn last line starts.
+
+    Raises:
+        RunError: a corrupt results file, results of another environment, or a run that would be replaced
+            without ``--resume`` / ``--overwrite`` (the default folder is always replaceable).
+    """
+    results = out / "results.jsonl"
+    if resume:
+        found = read_results(results)
+        others = sorted({line.env for line in found.lines if line.env != env})
+        if others:
+            raise RunError(f"{results} holds results of environment {', '.join(others)}, not {env!r}; use another --out")
+        return found.lines, found.valid_bytes if found.torn_tail else None
+    if results.exists() and not (default or overwrite):
+        raise RunError(f"{out} already holds a run; pass --resume to continue it, --overwrite to replace it, or another --out")
+    return [], None
+
+
+def clear_run_folder(out: Path) -> None:
+    """Remove a previous run's files (only those a run writes) once the new run is sure to start."""
+    for stale in (out / "results.jsonl", out / "summary.json"):
+        stale.unlink(missing_ok=True)
+    for folder in (out / "records", out / "logs"):
+        if folder.is_dir():
+            shutil.rmtree(folder)

@@ -11,17 +11,20 @@ Episodes run in this process (``EpisodeManager`` + in-memory MCP) unless a serve
 agent is an external command — then they are created through a server's control API (one started here on
 127.0.0.1 when no server is given, sealed by a fresh token only the runner holds). The control token, the
 given one of ``--server`` or the fresh one, goes to the runner's control client and nowhere else: never to
-an agent, its arguments, files or environment. An attempt that fails for an infrastructure reason (provider, dropped
-connection, a kit bug recorded as ``internal``, the grader) is retried up to ``retries`` times, then kept
-as an *errored* line: excluded from scores, counted apart. ``resume`` skips the episodes already graded.
+an agent, its arguments, files or environment.
+
+Every episode ends graded or errored, never both, as :mod:`clients.blame` decides: an attempt that fails
+for an infrastructure reason (provider, provider budget, dropped connection, a kit bug, the grader) is run
+again after a jittered backoff up to ``retries`` times when that can help, then kept as an *errored* line:
+excluded from scores, counted apart. ``resume`` skips the episodes already graded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import re
-import shutil
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -29,23 +32,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-import httpx
-import httpx2
-from mcp.shared.exceptions import MCPError
 
+from clients import blame
 from clients.agents import AgentOptions, make_agent
 from clients.agents.base import Agent, AgentResult, AgentSession, Limits
 from clients.agents.replay import ReplayAgent
+from clients.agents.timing import Backoff, Sleep
 from clients.backends import Backend, Connector, Handle, HttpBackend, LocalBackend
-from clients.errors import InfraClass, InfrastructureError, RunError
+from clients.blame import Failure, classify_exception
+from clients.errors import RunError
 from clients.progress import Reporter, SilentReporter
-from clients.results import ResultLine, ResultsWriter, Tokens, latest_by_key, read_results
+from clients.results import ResultLine, ResultsWriter, Tokens, check_run_folder, clear_run_folder, latest_by_key
 from clients.selection import parse_seeds, resolve_environment, select_tasks
 from clients.summary import Summary, summarize
 from fixtures.errors import EnvironmentNotFound, GradingError, TaskError
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
-from servers.record import MessageEvent, Record
+from servers.record import MessageEvent, Record, RejectedCallEvent
 
 __all__ = ["RunConfig", "RunOutcome", "run", "DEFAULT_OUT", "episode_name", "classify_exception"]
 
@@ -80,7 +83,11 @@ class RunConfig:
     """Control token of ``server``; it goes to the runner's control client only, never to an agent."""
     limits: Limits = field(default_factory=Limits)
     retries: int = 2
-    """Extra attempts for an episode after an infrastructure error."""
+    """Extra attempts for an episode after an infrastructure error (when running it again can help)."""
+    rerun_backoff: Backoff = field(default_factory=lambda: Backoff(base=2.0, factor=2.0, cap=60.0))
+    """Pause (jittered) before each re-run of an errored episode, so an outage is not hammered."""
+    sleep: Sleep | None = None
+    """How to pause before a re-run (default ``anyio.sleep``; tests record the pauses instead)."""
     agent_options: AgentOptions = field(default_factory=AgentOptions)
 
 
@@ -120,27 +127,6 @@ def episode_name(agent_spec: str, task: str, seed: int, trial: int) -> str:
     return f"{_agent_slug(agent_spec)}.{safe_task}.s{seed}.t{trial}"
 
 
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def classify_exception(exc: BaseException) -> tuple[InfraClass, str]:
-    """Which part of the infrastructure an exception out of an episode blames, and a one-line message."""
-    leaf = _leaf(exc)
-    if isinstance(leaf, InfrastructureError):
-        return leaf.error_class, leaf.message
-    if isinstance(leaf, GradingError):
-        return "grading", str(leaf)
-    if isinstance(leaf, MCPError):
-        return "connection", f"MCP error {leaf.error.code}: {leaf.error.message}"
-    connection = (httpx.HTTPError, httpx2.HTTPError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
-    if isinstance(leaf, connection):
-        return "connection", f"{type(leaf).__name__}: {leaf}"
-    return "agent", f"{type(leaf).__name__}: {leaf}"
-
-
 def _find_run_error(exc: BaseException) -> RunError | None:
     if isinstance(exc, RunError):
         return exc
@@ -150,34 +136,6 @@ def _find_run_error(exc: BaseException) -> RunError | None:
             if found is not None:
                 return found
     return None
-
-
-def _check_out(out: Path, *, default: bool, resume: bool, overwrite: bool, env: str) -> tuple[list[ResultLine], int | None]:
-    """Read-only check of the run folder: the lines to resume from and where a torn last line starts.
-
-    Raises:
-        RunError: a corrupt results file, results of another environment, or a run that would be replaced
-            without ``--resume`` / ``--overwrite`` (the default folder is always replaceable).
-    """
-    results = out / "results.jsonl"
-    if resume:
-        found = read_results(results)
-        others = sorted({line.env for line in found.lines if line.env != env})
-        if others:
-            raise RunError(f"{results} holds results of environment {', '.join(others)}, not {env!r}; use another --out")
-        return found.lines, found.valid_bytes if found.torn_tail else None
-    if results.exists() and not (default or overwrite):
-        raise RunError(f"{out} already holds a run; pass --resume to continue it, --overwrite to replace it, or another --out")
-    return [], None
-
-
-def _clear_out(out: Path) -> None:
-    """Remove a previous run's files (only those a run writes) once the new run is sure to start."""
-    for stale in (out / "results.jsonl", out / "summary.json"):
-        stale.unlink(missing_ok=True)
-    for folder in (out / "records", out / "logs"):
-        if folder.is_dir():
-            shutil.rmtree(folder)
 
 
 async def _open_backend(stack: AsyncExitStack, config: RunConfig, environment: Environment, agent: Agent, out: Path) -> Backend:
@@ -258,6 +216,8 @@ class _Run:
         self.reporter = reporter
         self.out = out
         self.lines: list[ResultLine] = []
+        self.sleep: Sleep = config.sleep or anyio.sleep
+        self.rng = random.Random()
 
     async def worker(self, receive: anyio.abc.ObjectReceiveStream[_Item]) -> None:
         """Run items from ``receive`` one at a time, writing each finished episode's line."""
@@ -269,23 +229,28 @@ class _Run:
                 self.reporter.finished(line)
 
     async def episode(self, item: _Item, connector: Connector) -> ResultLine:
-        """One episode with its bounded retries after infrastructure errors."""
+        """One episode, run again after infrastructure errors (with backoff) while that can help."""
         attempt = 0
+        failed_tokens = Tokens()
         while True:
             attempt += 1
-            line = await self.attempt(item, attempt, connector)
-            if line.status == "graded" or attempt > self.config.retries:
-                return line
-            log.info("episode %s errored (%s: %s); retrying", item.name, line.error_class, line.error)
+            line, rerun = await self.attempt(item, attempt, connector)
+            if not rerun or attempt > self.config.retries:
+                return line.model_copy(update={"failed_attempt_tokens": failed_tokens}) if attempt > 1 else line
+            failed_tokens = failed_tokens + line.tokens
+            log.info("episode %s errored (%s: %s); running it again", item.name, line.error_class, line.error)
             self.reporter.retrying(line)
+            await self.sleep(self.config.rerun_backoff.pause(attempt - 1, rng=self.rng))
 
     async def _play(self, handle: Handle, session: AgentSession, connector: Connector) -> AgentResult:
+        """Let the agent play; the episode's limits end it graded, the provider's budget errored (clients.blame)."""
         limits = self.config.limits
         if self.agent.transport == "http":
             with anyio.fail_after(limits.episode_timeout + _EXTERNAL_SLACK):
                 return await self.agent.run(session)
         result: AgentResult | None = None
-        with anyio.move_on_after(limits.episode_timeout):
+        with anyio.CancelScope() as scope:
+            session.clock.start(scope)
             async with connector.connect(handle) as client:
                 session.client = client
                 session.instructions = client.instructions
@@ -293,26 +258,33 @@ class _Run:
                     if self.agent.needs_tools:
                         session.tools = list((await client.list_tools()).tools)
                     result = await self.agent.run(session)
+                except Exception as exc:
+                    result = blame.agent_stop(exc)
+                    if result is None:
+                        raise
                 finally:
                     session.client = None
-        return result or AgentResult(stop_reason="timeout", detail=f"stopped after {limits.episode_timeout:g}s")
+        return result or blame.out_of_time(session)
 
-    async def attempt(self, item: _Item, attempt: int, connector: Connector) -> ResultLine:
-        """One try: create, play, close, grade unless the infrastructure failed, release; never raises but RunError."""
+    async def attempt(self, item: _Item, attempt: int, connector: Connector) -> tuple[ResultLine, bool]:
+        """One try: create, play, close, grade unless something failed, release; and whether to run it again.
+
+        Never raises but RunError: whatever fails is data, classified by :mod:`clients.blame`.
+        """
         started = time.perf_counter()
         env = self.environment.name
         handle: Handle | None = None
         session: AgentSession | None = None
         record: Record | None = None
         grade: dict[str, object] | None = None
-        failure: tuple[InfraClass, str] | None = None
-        stop_reason: str | None = None
+        failure: Failure | None = None
+        result: AgentResult | None = None
         try:
             handle = await self.backend.create(item.task, item.seed, item.name, need_instance=self.agent.needs_instance)
             current = handle
 
-            def sink(event: MessageEvent, position: int) -> None:
-                self.backend.log(current, event, position)
+            def sink(event: MessageEvent | RejectedCallEvent, position: int) -> None:
+                self.backend.log(current, event, position)  # type: ignore[arg-type]
 
             session = AgentSession(
                 episode_id=handle.id,
@@ -329,17 +301,14 @@ class _Run:
             )
             try:
                 result = await self._play(handle, session, connector)
-                stop_reason = result.stop_reason
             except RunError:
                 raise
             except Exception as exc:  # an episode's failure is data; the run goes on
                 failure = classify_exception(exc)
-                if failure[0] == "agent":
+                if failure.error_class == "kit":
                     log.exception("agent %s crashed in episode %s", self.agent.spec, item.name)
             record = await self.backend.finish(handle, "closed" if failure is None else "errored")
-            internal = next((c for c in record.tool_calls if c.error is not None and c.error.error_class == "internal"), None)
-            if failure is None and internal is not None and internal.error is not None:
-                failure = ("internal", f"tool {internal.tool!r} (call {internal.seq}) crashed: {internal.error.message}")
+            failure = failure or blame.record_failure(record)
             if failure is None:
                 grade = await self.backend.grade(handle)
         except RunError:
@@ -355,8 +324,11 @@ class _Run:
                         await self.backend.release(handle)
                     except Exception:  # releasing is best effort; the server reaps what we could not
                         log.warning("could not release episode %s", handle.id, exc_info=True)
+        verdict = blame.verdict(failure, grade)
         calls = record.tool_calls if record is not None else []
-        return ResultLine(
+        rejected = record.rejected_calls if record is not None else []
+        graded = verdict.grade
+        line = ResultLine(
             env=env,
             task=item.task,
             seed=item.seed,
@@ -364,20 +336,24 @@ class _Run:
             agent=self.agent.spec,
             episode_id=handle.id if handle is not None else "",
             record=f"records/{item.name}.jsonl" if record is not None else None,
-            status="graded" if failure is None and grade is not None else "errored",
-            score=float(grade["score"]) if grade is not None and grade.get("score") is not None else None,  # type: ignore[arg-type]
-            passed=bool(grade["passed"]) if grade is not None and "passed" in grade else None,
-            grade=grade,
-            error_class=failure[0] if failure is not None else None,
-            error=failure[1] if failure is not None else None,
-            stop_reason=stop_reason,
-            tool_calls=len(calls),
-            tool_errors=sum(1 for c in calls if c.error is not None),
+            status=verdict.status,
+            score=float(graded["score"]) if graded is not None and graded.get("score") is not None else None,  # type: ignore[arg-type]
+            passed=bool(graded["passed"]) if graded is not None and "passed" in graded else None,
+            grade=graded,
+            error_class=verdict.failure.error_class if verdict.failure is not None else None,
+            error=verdict.failure.message if verdict.failure is not None else None,
+            stop_reason=result.stop_reason if result is not None else None,
+            stop_detail=result.detail if result is not None else None,
+            tool_calls=len(calls) + len(rejected),
+            tool_errors=sum(1 for c in calls if c.error is not None) + len(rejected),
+            rejected_calls=len(rejected),
             turns=session.turns if session is not None else 0,
             tokens=session.tokens if session is not None else Tokens(),
             wall_ms=round((time.perf_counter() - started) * 1000, 3),
+            provider_wait_ms=round(session.clock.provider_seconds * 1000, 3) if session is not None else 0.0,
             attempts=attempt,
         )
+        return line, verdict.rerun
 
 
 def _write_summary(out: Path, env: str, lines: list[ResultLine], k: int) -> Summary:
@@ -404,13 +380,13 @@ async def run(config: RunConfig, reporter: Reporter | None = None) -> RunOutcome
     summary: Summary | None = None
     try:
         items = _plan(environment, agent, config)
-        previous, cut = _check_out(out, default=config.out is None, resume=config.resume, overwrite=config.overwrite, env=environment.name)
+        previous, cut = check_run_folder(out, default=config.out is None, resume=config.resume, overwrite=config.overwrite, env=environment.name)
         done = {line.key for line in latest_by_key(previous).values() if line.status == "graded"}
         todo = [item for item in items if (item.task, item.seed, item.trial, agent.spec) not in done]
         async with AsyncExitStack() as stack:
             backend = await _open_backend(stack, config, environment, agent, out)
             if not config.resume:
-                _clear_out(out)
+                clear_run_folder(out)
             writer = ResultsWriter(out / "results.jsonl", truncate_to=cut)
             stack.callback(writer.close)
             state = _Run(environment, agent, backend, config, writer, reporter, out)

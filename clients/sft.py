@@ -5,12 +5,20 @@ Each line is ``{"messages": [...], "tools": [...]}``: the conversation in the ch
 environment's tools as function schemas. An LLM agent's record already holds its messages; for agents that
 log none (oracle, replay) the conversation is synthesized from the record: the prompt as the user message,
 then one assistant tool call and its tool result per recorded call.
+
+Only well-formed conversations are exported — a passing score says the episode reached the goal, not that
+its transcript is a good example. :func:`conversation_problems` skips (and the export counts, by reason)
+a passing episode whose conversation has missing or repeated tool-call ids, a call without exactly one tool
+message answering it, arguments that are not a JSON object, a tool the environment does not have, or calls
+its record does not hold — an older agent's rejected input, e.g. the Anthropic agent's non-object input
+recorded as ``"{}"``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +31,35 @@ from servers.mcp_server import mcp_tools
 from servers.record import MessageEvent, Record, ToolCallEvent, read_record
 from servers.registry import load_environment
 
-__all__ = ["ExportStats", "record_messages", "export_sft", "tool_result_text"]
+__all__ = ["ExportStats", "record_messages", "export_sft", "tool_result_text", "conversation_problems", "SKIP_REASONS"]
+
+SKIP_REASONS: dict[str, str] = {
+    "tool_call_ids": "missing or duplicate tool-call ids",
+    "tool_messages": "a tool call without exactly one tool message, or a tool message answering no call",
+    "arguments": "tool-call arguments that are not a JSON object",
+    "unknown_tool": "calls of tools the environment does not have",
+    "unrecorded_calls": 'calls missing from the record (an older agent\'s rejected input, e.g. non-object input recorded as "{}")',
+}
+"""Why a passing episode is not exported: reason code → what was wrong."""
 
 
 @dataclass(frozen=True)
 class ExportStats:
-    """What an export wrote."""
+    """What an export wrote, and what it skipped."""
 
     written: int
     considered: int
     """Graded episodes in the run."""
     out: Path
+    passing: int = 0
+    """Graded episodes scoring at least the bar (written + skipped)."""
+    skipped: dict[str, int] = field(default_factory=dict)
+    """Passing episodes not exported, by reason (:data:`SKIP_REASONS`; an episode counts under each of its reasons)."""
+
+    @property
+    def skipped_episodes(self) -> int:
+        """Passing episodes not exported."""
+        return self.passing - self.written
 
 
 def tool_result_text(event: ToolCallEvent) -> str:
@@ -78,6 +104,57 @@ def record_messages(record: Record, *, system: str | None = None) -> list[dict[s
     return messages
 
 
+def _calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for m in messages if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])]
+
+
+def _tool_messages_ok(messages: list[dict[str, Any]]) -> bool:
+    """Every call answered by exactly one tool message before the conversation moves on; none answering nothing."""
+    pending: list[Any] = []
+    for message in messages:
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") not in pending:
+                return False
+            pending.remove(message.get("tool_call_id"))
+            continue
+        if pending:
+            return False
+        if message.get("role") == "assistant":
+            pending = [c.get("id") if isinstance(c, dict) else None for c in message.get("tool_calls") or []]
+    return not pending
+
+
+def _object_arguments(call: Any) -> bool:
+    function = call.get("function") if isinstance(call, dict) else None
+    try:
+        return isinstance(function, dict) and isinstance(json.loads(function.get("arguments")), dict)
+    except (TypeError, ValueError):
+        return False
+
+
+def conversation_problems(messages: list[dict[str, Any]], tool_names: set[str], record: Record | None = None) -> list[str]:
+    """Why a conversation is not a well-formed training example (reason codes of :data:`SKIP_REASONS`); [] if it is.
+
+    Args:
+        record: the record the conversation was logged into; its calls must cover the conversation's.
+    """
+    calls = _calls(messages)
+    problems: list[str] = []
+    ids = [c.get("id") if isinstance(c, dict) else None for c in calls]
+    if any(not isinstance(i, str) or not i for i in ids) or len(set(ids)) != len(ids):
+        problems.append("tool_call_ids")
+    if not _tool_messages_ok(messages):
+        problems.append("tool_messages")
+    if not all(_object_arguments(c) for c in calls):
+        problems.append("arguments")
+    names = [(c.get("function") or {}).get("name") if isinstance(c, dict) else None for c in calls]
+    if any(name not in tool_names for name in names):
+        problems.append("unknown_tool")
+    if record is not None and len(calls) > len(record.tool_calls) + len(record.rejected_calls):
+        problems.append("unrecorded_calls")
+    return problems
+
+
 def _passing_records(run_dir: Path, min_score: float) -> tuple[int, list[Path]]:
     """(graded episodes of the run, record paths of those scoring at least ``min_score``)."""
     results = run_dir / "results.jsonl"
@@ -93,7 +170,7 @@ def _passing_records(run_dir: Path, min_score: float) -> tuple[int, list[Path]]:
 
 
 def export_sft(run_dir: Path, out: Path, *, min_score: float = 1.0, environment: Environment | None = None) -> ExportStats:
-    """Write the run's episodes scoring at least ``min_score`` to ``out`` as chat JSONL.
+    """Write the run's episodes scoring at least ``min_score`` to ``out`` as chat JSONL, well-formed ones only.
 
     Args:
         environment: the run's environment (default: found by the records' ``env`` name).
@@ -105,6 +182,7 @@ def export_sft(run_dir: Path, out: Path, *, min_score: float = 1.0, environment:
     tools_by_env: dict[str, tuple[list[dict[str, Any]], str | None]] = {}
     considered, paths = _passing_records(run_dir, min_score)
     lines: list[str] = []
+    skipped: Counter[str] = Counter()
     for path in paths:
         try:
             record = read_record(path, require_closed=True)
@@ -121,9 +199,15 @@ def export_sft(run_dir: Path, out: Path, *, min_score: float = 1.0, environment:
                     raise RunError(f"cannot export {path}: {exc}") from None
             tools_by_env[env] = ([openai_tool(t) for t in mcp_tools(found)], found.instructions or None)
         tools, system = tools_by_env[env]
-        lines.append(json.dumps({"messages": record_messages(record, system=system), "tools": tools}, ensure_ascii=False))
+        messages = record_messages(record, system=system)
+        logged = any(isinstance(e, MessageEvent) and e.role == "assistant" for e in record.events)
+        problems = conversation_problems(messages, {t["function"]["name"] for t in tools}, record if logged else None)
+        if problems:
+            skipped.update(problems)
+            continue
+        lines.append(json.dumps({"messages": messages, "tools": tools}, ensure_ascii=False))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     tmp.replace(out)
-    return ExportStats(written=len(lines), considered=considered, out=out)
+    return ExportStats(written=len(lines), considered=considered, out=out, passing=len(paths), skipped=dict(skipped))

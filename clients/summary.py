@@ -1,7 +1,8 @@
 """The summary of a run: per task and overall pass rates, scores with confidence intervals, costs.
 
 Computed from the results lines only (so ``summary.json`` can always be rebuilt from ``results.jsonl``).
-Errored episodes (infrastructure failures) are counted apart and excluded from every score. A *problem*
+Errored episodes (infrastructure failures, see :mod:`clients.blame`) are counted apart and excluded from
+every score; graded ones say how they stopped (done, or which of the agent's limits ended them). A *problem*
 is one (task, seed); its trials give the n and c of the pass@k / pass^k estimators, averaged over problems.
 """
 
@@ -44,6 +45,9 @@ class Stats(BaseModel):
     mean_tool_calls: float | None
     tool_errors: int
     tokens: int
+    """Tokens of the attempts the lines report (graded and errored)."""
+    failed_attempt_tokens: int = 0
+    """Tokens of attempts that errored and were run again (not in ``tokens``)."""
     mean_wall_s: float | None
 
 
@@ -67,7 +71,9 @@ class AgentSummary(BaseModel):
     tasks: list[Stats]
     failed_criteria: list[FailedCriterion]
     error_classes: dict[str, int]
-    """Errored episodes by error class (provider, connection, internal, grading, agent)."""
+    """Errored episodes by error class (provider, provider_timeout, connection, internal, grading, kit)."""
+    stop_reasons: dict[str, int] = {}
+    """Graded episodes by how the agent stopped (done, max_turns, max_tool_calls, timeout, context_overflow ...)."""
     errors: list[dict[str, object]]
     """The errored episodes: task, seed, trial, error_class, error (first ones)."""
 
@@ -103,6 +109,7 @@ def _stats(name: str, lines: Sequence[ResultLine], k: int) -> Stats:
         mean_tool_calls=mean([float(line.tool_calls) for line in graded]),
         tool_errors=sum(line.tool_errors for line in graded),
         tokens=sum(line.tokens.total for line in lines),
+        failed_attempt_tokens=sum(line.failed_attempt_tokens.total for line in lines),
         mean_wall_s=mean([line.wall_ms / 1000 for line in lines]),
     )
 
@@ -145,6 +152,7 @@ def summarize(env: str, lines: Iterable[ResultLine], *, k: int = 1, top_criteria
                 tasks=[_stats(task, by_task[task], k) for task in sorted(by_task)],
                 failed_criteria=_failed_criteria(agent_lines, top_criteria),
                 error_classes=dict(Counter(line.error_class or "unknown" for line in errored)),
+                stop_reasons=dict(Counter(line.stop_reason or "unknown" for line in agent_lines if line.status == "graded")),
                 errors=[
                     {"task": e.task, "seed": e.seed, "trial": e.trial, "error_class": e.error_class, "error": e.error}
                     for e in errored[:20]
@@ -172,7 +180,7 @@ def _ci(stats: Stats) -> str:
 
 def _table(summary: AgentSummary, k: int, env: str) -> Table:
     rows = summary.tasks + [summary.overall]
-    show_tokens = any(r.tokens for r in rows)
+    show_tokens = any(r.tokens or r.failed_attempt_tokens for r in rows)
     show_errored = any(r.errored for r in rows)
     table = Table(
         title=f"{env} · {summary.agent}",
@@ -195,7 +203,8 @@ def _table(summary: AgentSummary, k: int, env: str) -> Table:
             cells += [_pct(stats.pass_hat_k), _pct(stats.pass_at_k)]
         cells += [_num(stats.mean_score, 2), _ci(stats), _num(stats.mean_tool_calls), str(stats.tool_errors)]
         if show_tokens:
-            cells.append(f"{stats.tokens:,}")
+            failed = f" (+{stats.failed_attempt_tokens:,} re-run)" if stats.failed_attempt_tokens else ""
+            cells.append(f"{stats.tokens:,}{failed}")
         cells.append(_num(stats.mean_wall_s, 2))
         if show_errored:
             cells.append(Text(str(stats.errored), style="red" if stats.errored else "dim"))
@@ -218,6 +227,10 @@ def render_summary(summary: Summary, console: Console) -> None:
             for item in agent.failed_criteria:
                 crit.add_row(item.name, f"{item.failures}/{item.of}", ", ".join(item.tasks[:4]) + (" ..." if len(item.tasks) > 4 else ""))
             parts.append(crit)
+        stops = {reason: n for reason, n in agent.stop_reasons.items() if reason not in ("done", "exit:0")}
+        if stops:
+            counts = ", ".join(f"{reason}: {n}" for reason, n in sorted(stops.items()))
+            parts.append(Text(f"graded episodes the agent did not finish (scored as they stood) — {counts}", style="yellow"))
         if agent.error_classes:
             counts = ", ".join(f"{name}: {n}" for name, n in sorted(agent.error_classes.items()))
             lines = [Text(f"errored episodes (excluded from scores) — {counts}", style="red")]

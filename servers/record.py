@@ -1,8 +1,8 @@
 """The record: everything an episode did, as events, in memory and optionally as JSONL on disk.
 
 A record file is one JSON object per line: an ``episode`` header, then ``tool_call`` (and, from runners,
-``message``) events, then a ``closed`` footer. ``schema_version`` in the header lets readers refuse files
-they do not understand. The rows each call changed travel with the call, so a saved record is enough to
+``message`` and ``rejected_call``) events, then a ``closed`` footer. ``schema_version`` in the header lets
+readers refuse files they do not understand. The rows each call changed travel with the call, so a saved record is enough to
 rebuild the episode's end state offline and re-grade it.
 """
 
@@ -23,6 +23,7 @@ __all__ = [
     "CallError",
     "ToolCallEvent",
     "MessageEvent",
+    "RejectedCallEvent",
     "EpisodeHeader",
     "ClosedEvent",
     "Record",
@@ -86,6 +87,30 @@ class MessageEvent(BaseModel):
     usage: dict[str, int] | None = None
 
 
+class RejectedCallEvent(BaseModel):
+    """A tool call a model issued that its agent answered itself: it never reached the episode.
+
+    Added by runners that own the agent (never by a server): arguments that are not JSON, not a JSON object
+    or too large, a call without a tool name, a call past the episode's tool-call limit. The world never saw
+    it, so graders do not read it (grades stay the same in process and over HTTP); metrics count it as a
+    failed call.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["rejected_call"] = "rejected_call"
+    call_id: str
+    """The call's id in the conversation (the tool message answering it has this ``tool_call_id``)."""
+    tool: str
+    """The tool name as the model sent it (empty when it sent none)."""
+    raw_arguments: str
+    """The arguments as the model sent them (JSON text), cut to a few kilobytes."""
+    raw_size: int
+    """Length of the arguments the model sent, in characters (more than ``raw_arguments`` holds when cut)."""
+    error: CallError
+    """What the agent answered: ``invalid_arguments`` / ``unknown_tool`` / ``refused``, with a code."""
+
+
 class EpisodeHeader(BaseModel):
     """What the episode was: first line of a record file."""
 
@@ -117,7 +142,7 @@ class ClosedEvent(BaseModel):
     reason: str = "closed"
 
 
-Event = Annotated[ToolCallEvent | MessageEvent | ClosedEvent, Field(discriminator="type")]
+Event = Annotated[ToolCallEvent | MessageEvent | RejectedCallEvent | ClosedEvent, Field(discriminator="type")]
 _event_adapter: TypeAdapter[Any] = TypeAdapter(Event)
 
 
@@ -125,12 +150,17 @@ class Record(BaseModel):
     """An episode's header and events (the in-memory form of a record file)."""
 
     header: EpisodeHeader
-    events: list[ToolCallEvent | MessageEvent | ClosedEvent] = Field(default_factory=list)
+    events: list[ToolCallEvent | MessageEvent | RejectedCallEvent | ClosedEvent] = Field(default_factory=list)
 
     @property
     def tool_calls(self) -> list[ToolCallEvent]:
-        """The tool-call events in order."""
+        """The tool-call events in order (calls that reached the world)."""
         return [e for e in self.events if isinstance(e, ToolCallEvent)]
+
+    @property
+    def rejected_calls(self) -> list[RejectedCallEvent]:
+        """Calls the model issued that its agent rejected before they reached the world."""
+        return [e for e in self.events if isinstance(e, RejectedCallEvent)]
 
     @property
     def closed(self) -> ClosedEvent | None:
@@ -147,9 +177,17 @@ class RecordWriter:
     """Appends a record's lines to a file as they happen (flushed per line, so a crash loses nothing written)."""
 
     def __init__(self, path: Path) -> None:
+        """Open (truncate) ``path``, creating its folder.
+
+        Raises:
+            RecordError: the file cannot be created or written (a read-only folder, a directory in the way...).
+        """
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = path.open("w", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: IO[str] | None = path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise RecordError(f"cannot write the record to {path}: {exc.strerror or exc}; choose a writable path") from None
 
     def write(self, item: BaseModel) -> None:
         """Append one header or event line."""

@@ -1,93 +1,119 @@
-"""Shared by the LLM agents: one reused HTTP client, bounded retries with backoff, parallel tool calls.
+"""Shared by the LLM agents: one reused HTTP client, requests bounded end to end, retries, and who is to blame.
 
-Retries cover what is transient at a provider — 429 and 5xx (honoring ``retry-after-ms`` / ``Retry-After``),
-timeouts and dropped connections — with exponential backoff bounded by ``Backoff.cap``. Other 4xx
-(bad key, bad request) fail at once. Whatever still fails becomes a ProviderError: an infrastructure error
-the runner retries as a whole episode and never scores.
+A request is bounded as a whole — connect, first byte and the entire body within ``Limits.request_timeout``
+— so a body that trickles in cannot outlast it. Retries cover what is transient at a provider (408, 409,
+425, 429, 5xx, timeouts, dropped connections), each after a jittered backoff or the provider's own
+Retry-After. The whole exchange counts as a wait on the provider (:class:`~clients.agents.timing.EpisodeClock`):
+never against the agent's time, against the episode's provider budget instead.
+
+What still fails is blamed where it belongs (the model in :mod:`clients.blame`):
+
+- a refusal that retrying cannot fix and that the *model* caused ends the episode as the agent's failure
+  (:class:`~clients.errors.AgentStop`): the conversation outgrew the model's context (``context_overflow``),
+  or the provider refuses a conversation carrying the model's own malformed output (``model_output_rejected``);
+- any other refusal (a bad key, an unknown model, a bad parameter) is a provider error that re-running will
+  not fix (``retryable=False``);
+- retries exhausted, a body that is not a JSON object, a Retry-After beyond ``Backoff.max_wait`` are
+  provider errors; a wait beyond the episode's provider budget is a ``provider_timeout``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
+import logging
+import random
+import re
 from typing import Any
 
 import anyio
 import httpx
 
-from clients.agents.base import AgentSession, Limits, ToolResult
-from clients.errors import ProviderError
+from clients.agents._calls import PendingCall, invalid_arguments_text, run_tool_calls
+from clients.agents.base import AgentSession
+from clients.agents.timing import Backoff, Sleep, retry_after_seconds
+from clients.errors import AgentStop, ProviderError, ProviderTimeout
 
-__all__ = ["Backoff", "ProviderClient", "retry_after_seconds", "PendingCall", "run_tool_calls", "invalid_arguments_text"]
+__all__ = [
+    "Backoff",
+    "ProviderClient",
+    "retry_after_seconds",
+    "PendingCall",
+    "run_tool_calls",
+    "invalid_arguments_text",
+    "is_context_overflow",
+    "token_count",
+    "Sleep",
+]
 
-Sleep = Callable[[float], Awaitable[None]]
+log = logging.getLogger("toolgym.agents")
+
+RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
+"""Statuses below 500 worth retrying; every 5xx is retried too."""
+
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "request_too_large", "string_above_max_length"})
+_OVERFLOW = re.compile(
+    r"context[ _-]?(length|window|size|limit)|maximum context|prompt is too long|too many (input )?tokens"
+    r"|exceeds? the (model'?s? )?(max|context)|input length and .?max_tokens.? exceed|request too large",
+    re.IGNORECASE,
+)
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """Delays between retries of one provider request: ``base * factor**attempt``, at most ``cap`` seconds.
-
-    A wait the provider asks for (Retry-After) is honored as is, up to ``max_wait`` seconds.
-    """
-
-    base: float = 0.5
-    factor: float = 2.0
-    cap: float = 30.0
-    max_wait: float = 120.0
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait before retry number ``attempt`` (0-based)."""
-        return min(self.cap, self.base * self.factor**attempt)
+def is_context_overflow(status: int, message: str, code: str | None = None) -> bool:
+    """Whether a refusal says the conversation no longer fits the model (OpenAI, Anthropic, vLLM, llama.cpp wordings)."""
+    if status == 413 or code in _OVERFLOW_CODES:
+        return True
+    return status in (400, 422) and _OVERFLOW.search(message) is not None
 
 
-def retry_after_seconds(headers: httpx.Headers, *, now: datetime | None = None) -> float | None:
-    """The wait a provider asked for: ``retry-after-ms`` (OpenAI), else ``Retry-After`` (seconds or HTTP date)."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
+def token_count(value: Any) -> int | None:
+    """A usage figure as an int, or None when the provider sent something that is not a count."""
+    if isinstance(value, bool):
         return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    # An HTTP date is wall-clock by definition (this is the machine talking to a provider, not a world).
-    reference = now or datetime.now(timezone.utc)
-    return max(0.0, (when - reference).total_seconds())
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and value.is_integer():
+        return max(0, int(value))
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
 
 
-def _error_message(response: httpx.Response) -> str:
+def _error_detail(response: httpx.Response) -> tuple[str, str | None]:
+    """(message, code) of an error answer, whatever its shape."""
     try:
         body = response.json()
     except ValueError:
-        return response.text[:300]
+        return response.text[:300], None
     if isinstance(body, dict):
         error = body.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])[:300]
+        if isinstance(error, dict):
+            code = error.get("code") or error.get("type")
+            message = error.get("message") or json.dumps(error)
+            return str(message)[:300], str(code) if code is not None else None
         if isinstance(error, str):
-            return error[:300]
-    return json.dumps(body)[:300]
+            return error[:300], None
+        if isinstance(body.get("message"), str):
+            return body["message"][:300], None
+    return json.dumps(body)[:300], None
 
 
 class ProviderClient:
-    """One ``httpx.AsyncClient`` for every request of an agent (creating one costs tens of ms), with retries."""
+    """One ``httpx.AsyncClient`` for every request of an agent (creating one costs tens of ms), with retries.
 
-    def __init__(self, *, headers: dict[str, str], backoff: Backoff | None = None, sleep: Sleep | None = None) -> None:
+    Args:
+        headers: sent with every request (key, API version).
+        backoff: retry pacing.
+        sleep: how to wait (tests pass one that records the waits instead of spending them).
+        rng: the jitter's random source (tests seed it).
+    """
+
+    def __init__(
+        self, *, headers: dict[str, str], backoff: Backoff | None = None, sleep: Sleep | None = None, rng: random.Random | None = None
+    ) -> None:
         self.headers = headers
         self.backoff = backoff or Backoff()
         self.sleep: Sleep = sleep or anyio.sleep
+        self.rng = rng or random.Random()
         self._client: httpx.AsyncClient | None = None
         self.requests = 0
         """Requests sent (retries included)."""
@@ -97,84 +123,82 @@ class ProviderClient:
             self._client = httpx.AsyncClient(headers=self.headers, limits=httpx.Limits(max_connections=256, max_keepalive_connections=64))
         return self._client
 
-    async def post_json(self, url: str, body: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    async def post_json(self, url: str, body: dict[str, Any], session: AgentSession) -> dict[str, Any]:
         """POST ``body`` and return the JSON object answered, retrying transient failures.
 
+        The whole exchange is a wait on the provider for ``session``'s clock.
+
         Raises:
-            ProviderError: a non-retryable status, an answer that is not a JSON object, or retries exhausted.
+            AgentStop: a refusal the model caused (context overflow, its malformed output refused).
+            ProviderError: any other refusal, an answer that is not a JSON object, or retries exhausted.
+            ProviderTimeout: the wait needed exceeds what is left of the episode's provider budget.
         """
+        with session.clock.waiting_on_provider():
+            return await self._post(url, body, session)
+
+    async def _post(self, url: str, body: dict[str, Any], session: AgentSession) -> dict[str, Any]:
+        limits = session.limits
+        timeout = limits.request_timeout
         client = self._http()
         last = "no attempt made"
         for attempt in range(limits.max_retries + 1):
-            wait: float | None = None
+            asked: float | None = None
             self.requests += 1
             try:
-                response = await client.post(url, json=body, timeout=limits.request_timeout)
-            except httpx.TimeoutException:
-                last = f"no answer within {limits.request_timeout:g}s"
+                # httpx's timeouts bound each read; this bounds the whole exchange (a trickling body too).
+                with anyio.fail_after(timeout):
+                    response = await client.post(url, json=body, timeout=timeout)
+            except (TimeoutError, httpx.TimeoutException):
+                last = f"no complete answer within {timeout:g}s"
             except httpx.TransportError as exc:
                 last = f"connection failed: {type(exc).__name__}: {exc}"
             else:
                 status = response.status_code
                 if status < 300:
-                    try:
-                        data = response.json()
-                    except ValueError:
-                        raise ProviderError(f"{url} answered {status} with a body that is not JSON", status=status) from None
-                    if not isinstance(data, dict):
-                        raise ProviderError(f"{url} answered a JSON {type(data).__name__}, not an object", status=status)
-                    return data
-                message = _error_message(response)
-                if status != 429 and status < 500:
-                    raise ProviderError(f"{url} refused the request: HTTP {status}: {message}", status=status)
+                    return self._object(url, response)
+                message, code = _error_detail(response)
+                if status < 500 and status not in RETRYABLE_STATUSES:
+                    raise self._refusal(url, status, message, code, session)
                 last = f"HTTP {status}: {message}"
-                wait = retry_after_seconds(response.headers)
+                asked = retry_after_seconds(response.headers)
+                if asked is not None and asked > self.backoff.max_wait:
+                    wanted = f"asked to retry after {asked:g}s, more than the {self.backoff.max_wait:g}s we wait"
+                    raise ProviderError(f"{url} {wanted}; last: {last}", status=status)
             if attempt == limits.max_retries:
                 break
-            delay = self.backoff.delay(attempt) if wait is None else min(wait, self.backoff.max_wait)
+            delay = self.backoff.pause(attempt, asked, self.rng)
+            left = session.clock.provider_left()
+            if delay > left:
+                raise ProviderTimeout(
+                    f"{url}: a retry in {delay:.1f}s would outlast the episode's provider budget ({left:.1f}s of "
+                    f"{limits.provider_timeout:g}s left); last: {last}"
+                )
             await self.sleep(delay)
         raise ProviderError(f"{url} failed after {limits.max_retries + 1} attempts; last: {last}")
+
+    @staticmethod
+    def _object(url: str, response: httpx.Response) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError:
+            raise ProviderError(f"{url} answered {response.status_code} with a body that is not JSON: {response.text[:120]!r}") from None
+        if not isinstance(data, dict):
+            raise ProviderError(f"{url} answered a JSON {type(data).__name__}, not an object: {json.dumps(data)[:120]}")
+        return data
+
+    @staticmethod
+    def _refusal(url: str, status: int, message: str, code: str | None, session: AgentSession) -> Exception:
+        """Who a refusal blames: the model (an AgentStop) or the request as configured (a ProviderError)."""
+        if is_context_overflow(status, message, code):
+            return AgentStop("context_overflow", f"the conversation no longer fits the model: HTTP {status}: {message}")
+        if status in (400, 422) and session.model_faults:
+            faults = "; ".join(session.model_faults[:3])
+            why = f"the provider refused a conversation carrying the model's malformed output ({faults})"
+            return AgentStop("model_output_rejected", f"{why}: HTTP {status}: {message}")
+        return ProviderError(f"{url} refused the request: HTTP {status}: {message}", status=status, retryable=False)
 
     async def aclose(self) -> None:
         """Close the HTTP client; idempotent."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None
-
-
-@dataclass(frozen=True)
-class PendingCall:
-    """A tool call a model asked for: parsed arguments, or why they could not be parsed."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any] | None
-    problem: str | None = None
-
-
-def invalid_arguments_text(problem: str) -> str:
-    """The tool result a model gets for arguments that never reached the tool (same shape as server errors)."""
-    return json.dumps({"error": "invalid_arguments", "message": problem})
-
-
-async def run_tool_calls(session: AgentSession, calls: list[PendingCall]) -> list[ToolResult]:
-    """Run a model's tool calls concurrently; results come back in the calls' order.
-
-    Calls whose arguments did not parse are answered with an ``invalid_arguments`` error without touching
-    the episode, so the model can correct itself.
-    """
-    results: list[ToolResult | None] = [None] * len(calls)
-
-    async def one(index: int, call: PendingCall) -> None:
-        if call.problem is not None or call.arguments is None:
-            results[index] = ToolResult(text=invalid_arguments_text(call.problem or "no arguments"), is_error=True)
-            return
-        results[index] = await session.call_tool(call.name, call.arguments)
-
-    if len(calls) == 1:
-        await one(0, calls[0])
-    else:
-        async with anyio.create_task_group() as group:
-            for index, call in enumerate(calls):
-                group.start_soon(one, index, call)
-    return [r for r in results if r is not None]

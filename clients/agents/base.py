@@ -2,8 +2,9 @@
 
 An agent gets one :class:`AgentSession` per episode: the prompt, a connected ``mcp.Client`` bound to the
 episode (in memory or over HTTP) or, for agents that run outside this process, the episode's MCP URL; the
-tools listing; its limits; and :meth:`AgentSession.log_message` to put its conversation into the episode's
-record. Messages are logged in the OpenAI chat format (``role``, ``content``, ``tool_calls`` as
+tools listing; its limits and clock; :meth:`AgentSession.log_message` to put its conversation into the
+episode's record, and :meth:`AgentSession.reject_call` for a model's call that the agent answers itself.
+Messages are logged in the OpenAI chat format (``role``, ``content``, ``tool_calls`` as
 ``[{id, type: "function", function: {name, arguments}}]``, ``tool_call_id``) whatever the provider, so
 records of every agent export alike.
 """
@@ -18,13 +19,29 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import mcp_types as types
 from mcp import Client
 
+from clients.agents.timing import EpisodeClock
+from clients.errors import AgentStop
 from clients.results import Tokens
-from servers.record import MessageEvent
+from servers.record import CallError, MessageEvent, RejectedCallEvent
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
 
-__all__ = ["Agent", "AgentSession", "AgentResult", "Limits", "ToolResult", "Transport", "openai_tool", "result_text"]
+__all__ = [
+    "Agent",
+    "AgentSession",
+    "AgentResult",
+    "Limits",
+    "ToolResult",
+    "Transport",
+    "openai_tool",
+    "result_text",
+    "error_text",
+    "RAW_ARGUMENTS_CAP",
+]
+
+RAW_ARGUMENTS_CAP = 4096
+"""Characters of a rejected call's raw arguments kept in the record (the conversation keeps them whole)."""
 
 Transport = Literal["memory", "http"]
 """``memory``: the agent drives the session's ``mcp.Client`` (any transport works); ``http``: the agent is
@@ -33,14 +50,20 @@ another process and needs the episode reachable at an HTTP MCP URL."""
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds of one episode."""
+    """Bounds of one episode. The agent's own limits end it graded; the provider's, errored (see clients.blame)."""
 
     max_turns: int = 30
-    """Model calls an LLM agent may make before it is stopped."""
+    """Model calls an LLM agent may make; then it stops with ``max_turns``."""
+    max_tool_calls: int = 200
+    """Tool calls that may reach the episode; further ones are refused and the agent stops with ``max_tool_calls``."""
     episode_timeout: float = 600.0
-    """Wall-clock seconds for the whole episode (agent included); then the agent is stopped."""
+    """Seconds of the agent's own time (waits on the LLM provider excluded); then it stops with ``timeout``.
+    An external (``cmd:``) agent's waits cannot be told apart: for it this is wall-clock time."""
+    provider_timeout: float = 1800.0
+    """Seconds an episode may spend waiting on the LLM provider (requests, retries, backoff, Retry-After);
+    then it errors with ``provider_timeout`` (never scored)."""
     request_timeout: float = 120.0
-    """Seconds for one request to an LLM provider."""
+    """Seconds for one request to an LLM provider, end to end: connect, first byte and the whole body."""
     max_retries: int = 4
     """Retries of one provider request after 429 / 5xx / timeout / connection errors."""
 
@@ -61,6 +84,11 @@ class ToolResult:
     text: str
     is_error: bool
     structured: Any = None
+
+
+def error_text(code: str, message: str) -> str:
+    """The text of an error tool result, the same shape as the server's: ``{"error": code, "message": ...}``."""
+    return json.dumps({"error": code, "message": message})
 
 
 def result_text(result: types.CallToolResult) -> str:
@@ -110,11 +138,23 @@ class AgentSession:
     """The episode's streamable-HTTP MCP endpoint, when it is served over HTTP."""
     instance: TaskInstance | None = None
     """The task instance (oracle included): for the oracle agent only; never shown to a model."""
-    sink: Callable[[MessageEvent, int], None] | None = None
-    """Where logged messages go, with the number of tool calls this session had completed by then."""
+    sink: Callable[[MessageEvent | RejectedCallEvent, int], None] | None = None
+    """Where logged messages and rejected calls go, with the number of tool calls that had reached the
+    episode by then (their place among the record's tool calls)."""
     tokens: Tokens = field(default_factory=Tokens)
     turns: int = 0
     calls_done: int = 0
+    """Tool calls that reached the episode."""
+    calls_rejected: int = 0
+    """Tool calls the model issued that the agent answered itself (see :meth:`reject_call`)."""
+    model_faults: list[str] = field(default_factory=list)
+    """Malformed output of the model the agent had to normalise before sending the conversation back
+    (duplicate ids, unparsable arguments ...): a provider refusing such a conversation refuses the model's doing."""
+    clock: EpisodeClock = field(init=False)
+    """The episode's time budgets, from ``limits``: the agent's own time apart from waits on the provider."""
+
+    def __post_init__(self) -> None:
+        self.clock = EpisodeClock(self.limits.episode_timeout, self.limits.provider_timeout)
 
     def log_message(
         self,
@@ -140,6 +180,20 @@ class AgentSession:
         if self.sink is not None:
             self.sink(event, self.calls_done)
 
+    def reject_call(self, call_id: str, tool: str, raw_arguments: str, error: CallError) -> ToolResult:
+        """Record a model's call that never reaches the episode, and return the error result the model gets.
+
+        The record keeps the raw arguments cut to :data:`RAW_ARGUMENTS_CAP` characters (the assistant message
+        already holds them whole), so a refused megabyte is not stored twice.
+        """
+        event = RejectedCallEvent(
+            call_id=call_id, tool=tool, raw_arguments=raw_arguments[:RAW_ARGUMENTS_CAP], raw_size=len(raw_arguments), error=error
+        )
+        self.calls_rejected += 1
+        if self.sink is not None:
+            self.sink(event, self.calls_done)
+        return ToolResult(text=error_text(error.code, error.message), is_error=True)
+
     def count_turn(self) -> None:
         """Count one model call against ``limits.max_turns``."""
         self.turns += 1
@@ -149,14 +203,22 @@ class AgentSession:
         """Model calls still allowed."""
         return max(0, self.limits.max_turns - self.turns)
 
+    @property
+    def tool_calls_left(self) -> int:
+        """Tool calls that may still reach the episode."""
+        return max(0, self.limits.max_tool_calls - self.calls_done)
+
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """Call a tool of the episode through its MCP client.
 
         Raises:
+            AgentStop: ``max_tool_calls`` calls already reached the episode.
             RuntimeError: the session has no client (an ``http`` agent must connect by itself).
         """
         if self.client is None:
             raise RuntimeError("this session has no MCP client (the agent runs out of process; use mcp_url)")
+        if self.tool_calls_left == 0:
+            raise AgentStop("max_tool_calls", f"{self.limits.max_tool_calls} tool calls reached the episode, its limit")
         try:
             result = await self.client.call_tool(name, arguments or {})
         finally:

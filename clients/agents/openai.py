@@ -1,53 +1,93 @@
 """An agent backed by any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp...).
 
 The episode's MCP tools become function tools; the agent loops — model call, tool calls (run in parallel),
-tool results back — until the model answers without tool calls or the turn limit is reached. Arguments
-that are not valid JSON go back to the model as an error tool result. Configuration comes from arguments,
-else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` / ``TOOLGYM_MODEL``.
+tool results back — until the model answers without tool calls or an episode limit is reached. The model's
+malformed calls (arguments that are not a JSON object, no function name, repeated or missing ids) go back
+to it as error tool results and into the record as rejected calls (:mod:`clients.agents._calls`). An answer
+that is not a chat completion is the provider's fault (:class:`~clients.errors.ProviderError`), never a
+crash of ours. Configuration comes from arguments, else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` /
+``TOOLGYM_MODEL``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import random
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from clients.agents._provider import Backoff, PendingCall, ProviderClient, Sleep, run_tool_calls
+from clients.agents._calls import CallIds, PendingCall, pending_call, run_tool_calls
+from clients.agents._provider import ProviderClient, token_count
 from clients.agents.base import AgentResult, AgentSession, openai_tool
+from clients.agents.timing import Backoff, Sleep
 from clients.errors import AgentSpecError, ProviderError
 
-__all__ = ["OpenAIAgent", "DEFAULT_OPENAI_BASE_URL"]
+__all__ = ["OpenAIAgent", "DEFAULT_OPENAI_BASE_URL", "Completion", "read_completion"]
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
-
-def _parse_call(raw: Any, fallback_id: str) -> PendingCall:
-    call_id = str(raw.get("id") or fallback_id) if isinstance(raw, dict) else fallback_id
-    function = raw.get("function") if isinstance(raw, dict) else None
-    if not isinstance(function, dict) or not function.get("name"):
-        return PendingCall(id=call_id, name="", arguments=None, problem="tool call without a function name")
-    name = str(function["name"])
-    arguments = function.get("arguments")
-    if isinstance(arguments, dict):
-        return PendingCall(id=call_id, name=name, arguments=arguments)
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        return PendingCall(id=call_id, name=name, arguments={})
-    try:
-        parsed = json.loads(arguments)
-    except (json.JSONDecodeError, TypeError) as exc:
-        return PendingCall(id=call_id, name=name, arguments=None, problem=f"arguments are not valid JSON ({exc}); send a JSON object")
-    if not isinstance(parsed, dict):
-        return PendingCall(id=call_id, name=name, arguments=None, problem=f"arguments must be a JSON object, not {type(parsed).__name__}")
-    return PendingCall(id=call_id, name=name, arguments=parsed)
+log = logging.getLogger("toolgym.agents")
 
 
-def _wire_call(call: PendingCall, raw: Any) -> dict[str, Any]:
-    """The tool call as it goes back into the conversation (arguments kept exactly as the model wrote them)."""
-    function = raw.get("function") if isinstance(raw, dict) else None
-    arguments = function.get("arguments") if isinstance(function, dict) else None
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments if arguments is not None else {})
-    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
+@dataclass(frozen=True)
+class Completion:
+    """What one chat completion holds, checked: text, the raw tool calls, token usage (None when unknown)."""
+
+    content: str | None
+    raw_calls: list[dict[str, Any]]
+    usage: dict[str, int] | None
+
+
+def _content(value: Any, url: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):  # content parts: keep the text ones
+        texts = [p.get("text") for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(texts) or None
+    raise ProviderError(f"{url} answered choices[0].message.content as a {type(value).__name__}: {json.dumps(value)[:120]}")
+
+
+def _usage(data: dict[str, Any], url: str) -> dict[str, int] | None:
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    fields = (("prompt", "prompt_tokens"), ("completion", "completion_tokens"), ("total", "total_tokens"))
+    counts = {name: token_count(usage.get(key)) for name, key in fields}
+    if counts["prompt"] is None or counts["completion"] is None:
+        log.warning("%s answered usage that is not token counts (%s); this turn's tokens are not counted", url, json.dumps(usage)[:120])
+        return None
+    prompt, completion = counts["prompt"], counts["completion"]
+    return {"prompt": prompt, "completion": completion, "total": counts["total"] if counts["total"] is not None else prompt + completion}
+
+
+def read_completion(data: dict[str, Any], url: str) -> Completion:
+    """Check a chat-completions answer's shape.
+
+    Raises:
+        ProviderError: no ``choices[0].message`` object, content or tool calls of an impossible shape.
+    """
+    choices = data.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        shape = "without choices" if choice is None else f"with choices[0].message as {type(message).__name__}"
+        raise ProviderError(f"{url} answered {shape}, not a chat completion: {json.dumps(data)[:200]}")
+    raw_calls = message.get("tool_calls")
+    if raw_calls is None:
+        raw_calls = []
+    elif isinstance(raw_calls, dict):  # one call sent as an object, not a list of one
+        raw_calls = [raw_calls]
+    if not isinstance(raw_calls, list) or not all(isinstance(c, dict) for c in raw_calls):
+        raise ProviderError(f"{url} answered tool_calls that are not a list of objects: {json.dumps(raw_calls)[:200]}")
+    return Completion(content=_content(message.get("content"), url), raw_calls=raw_calls, usage=_usage(data, url))
+
+
+def _call(session: AgentSession, ids: CallIds, index: int, raw: dict[str, Any]) -> PendingCall:
+    function = raw.get("function")
+    function = function if isinstance(function, dict) else {}
+    return pending_call(session, ids, index, raw.get("id"), function.get("name"), function.get("arguments"))
 
 
 class OpenAIAgent:
@@ -60,7 +100,7 @@ class OpenAIAgent:
         temperature: sampling temperature; omitted from requests when None (the server's default).
         max_tokens: completion cap per model call; omitted when None.
         system_prompt: replaces the server's instructions as the system message.
-        backoff, sleep: retry pacing (tests inject ``sleep`` to observe the waits without spending them).
+        backoff, sleep, rng: retry pacing (tests inject ``sleep`` to observe the waits without spending them).
     """
 
     transport: Literal["memory"] = "memory"
@@ -78,6 +118,7 @@ class OpenAIAgent:
         system_prompt: str | None = None,
         backoff: Backoff | None = None,
         sleep: Sleep | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.model = model or os.environ.get("TOOLGYM_MODEL") or ""
         if not self.model:
@@ -91,10 +132,20 @@ class OpenAIAgent:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.system_prompt = system_prompt
-        self.provider = ProviderClient(headers=headers, backoff=backoff, sleep=sleep)
+        self.provider = ProviderClient(headers=headers, backoff=backoff, sleep=sleep, rng=rng)
+
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            body["tools"] = tools
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        return body
 
     async def run(self, session: AgentSession) -> AgentResult:
-        """Loop model ↔ tools until the model stops calling tools or the turn limit is reached."""
+        """Loop model ↔ tools until the model stops calling tools or an episode limit is reached."""
         tools = [openai_tool(t) for t in session.tools]
         messages: list[dict[str, Any]] = []
         system = self.system_prompt or session.instructions
@@ -104,39 +155,22 @@ class OpenAIAgent:
         messages.append({"role": "user", "content": session.prompt})
         session.log_message("user", session.prompt)
         url = f"{self.base_url}/chat/completions"
+        ids = CallIds("call")
         while True:
             if session.turns_left == 0:
-                return AgentResult(stop_reason="max_turns")
-            body: dict[str, Any] = {"model": self.model, "messages": messages}
-            if tools:
-                body["tools"] = tools
-            if self.temperature is not None:
-                body["temperature"] = self.temperature
-            if self.max_tokens is not None:
-                body["max_tokens"] = self.max_tokens
+                return AgentResult(stop_reason="max_turns", detail=f"{session.limits.max_turns} model calls, the episode's limit")
+            if session.tool_calls_left == 0:
+                return AgentResult(stop_reason="max_tool_calls", detail=f"{session.limits.max_tool_calls} tool calls, the episode's limit")
             session.count_turn()
-            data = await self.provider.post_json(url, body, session.limits)
-            try:
-                message = data["choices"][0]["message"]
-            except (KeyError, IndexError, TypeError):
-                raise ProviderError(f"{url} answered without choices[0].message: {json.dumps(data)[:200]}") from None
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-            tokens = None
-            if usage:
-                tokens = {
-                    "prompt": int(usage.get("prompt_tokens") or 0),
-                    "completion": int(usage.get("completion_tokens") or 0),
-                    "total": int(usage.get("total_tokens") or 0),
-                }
-            content = message.get("content")
-            raw_calls = message.get("tool_calls") or []
-            calls = [_parse_call(raw, f"call_{session.turns}_{i}") for i, raw in enumerate(raw_calls)]
-            wire_calls = [_wire_call(call, raw) for call, raw in zip(calls, raw_calls)]
-            assistant: dict[str, Any] = {"role": "assistant", "content": content}
-            if wire_calls:
-                assistant["tool_calls"] = wire_calls
+            completion = read_completion(await self.provider.post_json(url, self._body(messages, tools), session), url)
+            calls = [_call(session, ids, index, raw) for index, raw in enumerate(completion.raw_calls)]
+            assistant: dict[str, Any] = {"role": "assistant", "content": completion.content}
+            if calls:
+                assistant["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.wire_name, "arguments": c.wire_arguments()}} for c in calls
+                ]
             messages.append(assistant)
-            session.log_message("assistant", content, tool_calls=wire_calls or None, usage=tokens)
+            session.log_message("assistant", completion.content, tool_calls=[c.recorded() for c in calls] or None, usage=completion.usage)
             if not calls:
                 return AgentResult(stop_reason="done")
             results = await run_tool_calls(session, calls)

@@ -15,7 +15,7 @@ from clients.agents.base import AgentResult, AgentSession
 from clients.errors import AgentSpecError, RunError
 from clients.results import read_results
 from fixtures.errors import RecordError
-from servers.record import Record, read_record
+from servers.record import Record, RejectedCallEvent, ToolCallEvent, read_record
 
 __all__ = ["ReplayAgent"]
 
@@ -100,10 +100,13 @@ class ReplayAgent:
             raise RunError(f"replay: run folder {self.source} has no record of task {task!r} seed {seed} trial {trial}")
 
     async def run(self, session: AgentSession) -> AgentResult:
-        """Call every recorded tool call again, in order."""
+        """Call every recorded tool call again, in order; calls the original agent rejected are rejected again."""
         record = self.record_for(session.task, session.seed, session.trial)
-        for event in record.tool_calls:
-            await session.call_tool(event.tool, dict(event.arguments))
+        for event in record.events:
+            if isinstance(event, ToolCallEvent):
+                await session.call_tool(event.tool, dict(event.arguments))
+            elif isinstance(event, RejectedCallEvent):
+                session.reject_call(event.call_id, event.tool, event.raw_arguments, event.error)
         return AgentResult(stop_reason="done")
 
     async def aclose(self) -> None:

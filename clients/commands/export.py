@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from clients.selection import resolve_environment
-from clients.sft import export_sft
+from clients.sft import SKIP_REASONS, export_sft
 
 __all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run"]
 
@@ -17,7 +17,9 @@ HELP = "export a run's passing trajectories (sft: OpenAI chat JSONL with tool ca
 DESCRIPTION = (
     "Write the episodes of a run folder that scored at least --min-score as chat-completions JSONL "
     '({"messages": [...], "tools": [...]} per line), ready for supervised fine-tuning. Conversations of agents '
-    "that log none (oracle, replay) are synthesized from their records' tool calls."
+    "that log none (oracle, replay) are synthesized from their records' tool calls. Only well-formed conversations "
+    "are written: a passing episode with missing or duplicate tool-call ids, a call without exactly one tool message, "
+    "arguments that are not a JSON object, an unknown tool, or calls missing from its record is skipped and counted."
 )
 
 
@@ -35,5 +37,10 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or args.run_dir / "sft.jsonl"
     environment = resolve_environment(args.env) if args.env else None
     stats = export_sft(args.run_dir, out, min_score=args.min_score, environment=environment)
-    Console(highlight=False).print(f"{stats.written} of {stats.considered} graded episodes scored >= {args.min_score:g} → {stats.out}")
+    console = Console(highlight=False)
+    console.print(f"{stats.passing} of {stats.considered} graded episodes scored >= {args.min_score:g}; {stats.written} written → {stats.out}")
+    if stats.skipped_episodes:
+        console.print(f"skipped {stats.skipped_episodes} passing episode(s) that are not well-formed conversations:")
+        for reason, count in sorted(stats.skipped.items(), key=lambda item: (-item[1], item[0])):
+            console.print(f"  {count} × {reason}: {SKIP_REASONS[reason]}")
     return 0

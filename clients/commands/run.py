@@ -23,7 +23,9 @@ DESCRIPTION = (
     "Run an agent on an environment's tasks, concurrently, in this process (default) or against a running "
     "`toolgym serve` (--server). Writes results.jsonl, records/ and summary.json into the run folder "
     f"({DEFAULT_OUT} unless --out), and prints pass@1, pass^k, pass@k and mean score with a 95% CI. "
-    f"Agents: {', '.join(AGENT_KINDS)}. Exit status 1 when some episode errored for an infrastructure reason."
+    f"Agents: {', '.join(AGENT_KINDS)}. Every episode is graded (the agent's result, however it stopped) or errored "
+    "(infrastructure: provider, provider_timeout, connection, internal, grading, kit; never scored). "
+    "Exit status 1 when some episode errored."
 )
 
 
@@ -45,8 +47,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="control API token of --server (env TOOLGYM_TOKEN); only the runner uses it, agents never see it",
     )
     parser.add_argument("--max-turns", type=int, default=Limits.max_turns, metavar="N", help=f"model calls per episode (default: {Limits.max_turns})")
-    parser.add_argument("--timeout", type=float, default=Limits.episode_timeout, metavar="S", help=f"seconds per episode (default: {Limits.episode_timeout:g})")
-    parser.add_argument("--request-timeout", type=float, default=Limits.request_timeout, metavar="S", help="seconds per LLM request")
+    parser.add_argument(
+        "--max-tool-calls", type=int, default=Limits.max_tool_calls, metavar="N", help=f"tool calls per episode (default: {Limits.max_tool_calls})"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=Limits.episode_timeout,
+        metavar="S",
+        help=f"seconds of the agent's own time per episode, waits on the LLM provider excluded (default: {Limits.episode_timeout:g})",
+    )
+    parser.add_argument(
+        "--provider-timeout",
+        type=float,
+        default=Limits.provider_timeout,
+        metavar="S",
+        help=f"seconds an episode may wait on the LLM provider, retries included; then it errors, unscored (default: {Limits.provider_timeout:g})",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=Limits.request_timeout,
+        metavar="S",
+        help=f"seconds per LLM request, end to end: connect, first byte, whole body (default: {Limits.request_timeout:g})",
+    )
     parser.add_argument("--retries", type=int, default=2, metavar="N", help="reruns of an episode after an infrastructure error (default: 2)")
     parser.add_argument("--base-url", help="LLM endpoint (env OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
     parser.add_argument("--api-key", help="LLM key (env OPENAI_API_KEY / ANTHROPIC_API_KEY)")
@@ -72,7 +96,13 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         server=args.server,
         token=args.token,
-        limits=Limits(max_turns=args.max_turns, episode_timeout=args.timeout, request_timeout=args.request_timeout),
+        limits=Limits(
+            max_turns=args.max_turns,
+            max_tool_calls=args.max_tool_calls,
+            episode_timeout=args.timeout,
+            provider_timeout=args.provider_timeout,
+            request_timeout=args.request_timeout,
+        ),
         retries=args.retries,
         agent_options=AgentOptions(base_url=args.base_url, api_key=args.api_key, temperature=args.temperature, max_tokens=args.max_tokens),
     )

@@ -46,7 +46,7 @@ async def test_native_tool_use_loop_with_overload_and_timeout() -> None:
     sleep = RecordingSleep()
     with anyio.fail_after(30):
         async with running_provider(script) as provider, toy_session() as (session, episode):
-            agent = AnthropicAgent("claude-test", base_url=provider.url, api_key="ak-test", max_tokens=512, sleep=sleep, backoff=Backoff(base=0.1, factor=2, cap=1))
+            agent = AnthropicAgent("claude-test", base_url=provider.url, api_key="ak-test", max_tokens=512, sleep=sleep, backoff=Backoff(base=0.1, factor=2, cap=1, jitter=0))
             result = await agent.run(session)
             await agent.aclose()
 

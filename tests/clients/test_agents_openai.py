@@ -47,7 +47,7 @@ async def test_tool_loop_with_429_500_timeout_and_malformed_arguments() -> None:
     sleep = RecordingSleep()
     with anyio.fail_after(30):
         async with running_provider(script) as provider, toy_session() as (session, episode):
-            agent = OpenAIAgent("test-model", base_url=f"{provider.url}/v1", api_key="sk-test", temperature=0.0, sleep=sleep, backoff=Backoff(base=0.25, factor=2, cap=5))
+            agent = OpenAIAgent("test-model", base_url=f"{provider.url}/v1", api_key="sk-test", temperature=0.0, sleep=sleep, backoff=Backoff(base=0.25, factor=2, cap=5, jitter=0))
             result = await agent.run(session)
             await agent.aclose()
 
@@ -70,7 +70,12 @@ async def test_tool_loop_with_429_500_timeout_and_malformed_arguments() -> None:
     assert json.loads(tool_messages["c2"]["content"])["error"] == "invalid_arguments"
     assert "not valid JSON" in json.loads(tool_messages["c2"]["content"])["message"]
     assert json.loads(tool_messages["c1"]["content"])["accounts"][0]["id"] == "acc-001"
-    assert second_turn[2]["tool_calls"][1]["function"]["arguments"] == '{"account_id": "acc-001"'
+    # Back to the provider, the malformed arguments go wrapped in an object (a strict server accepts it) ...
+    assert second_turn[2]["tool_calls"][1]["function"]["arguments"] == json.dumps({"_invalid_arguments": '{"account_id": "acc-001"'})
+    # ... while the record keeps them exactly as the model wrote them, and the rejected call is an event.
+    assert episode.record.events[2].tool_calls[1]["function"]["arguments"] == '{"account_id": "acc-001"'  # type: ignore[union-attr]
+    (rejected,) = episode.record.rejected_calls
+    assert (rejected.call_id, rejected.tool, rejected.raw_arguments, rejected.error.code) == ("c2", "get_account", '{"account_id": "acc-001"', "invalid_arguments")
 
     messages = [e for e in episode.record.events if isinstance(e, MessageEvent)]
     assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
@@ -80,7 +85,7 @@ async def test_tool_loop_with_429_500_timeout_and_malformed_arguments() -> None:
     assert session.turns == 3
     # Messages interleave with tool calls in the record: assistant, then both calls, then their results.
     kinds = [e.type if e.type != "message" else e.role for e in episode.record.events]
-    assert kinds[:7] == ["system", "user", "assistant", "tool_call", "tool", "tool", "assistant"]
+    assert kinds[:8] == ["system", "user", "assistant", "rejected_call", "tool_call", "tool", "tool", "assistant"]
 
 
 async def test_turn_limit_stops_the_loop() -> None:
@@ -114,7 +119,7 @@ async def test_retries_are_bounded() -> None:
     script = [Reply({"error": {"message": "down"}}, status=503) for _ in range(10)]
     with anyio.fail_after(30):
         async with running_provider(script) as provider, toy_session() as (session, _):
-            agent = OpenAIAgent("m", base_url=f"{provider.url}/v1", sleep=sleep, backoff=Backoff(base=1, factor=2, cap=3))
+            agent = OpenAIAgent("m", base_url=f"{provider.url}/v1", sleep=sleep, backoff=Backoff(base=1, factor=2, cap=3, jitter=0))
             with pytest.raises(ProviderError, match="failed after 4 attempts; last: HTTP 503: down"):
                 await agent.run(session)
             await agent.aclose()

@@ -42,9 +42,9 @@ def test_grade_and_export_commands(capsys: pytest.CaptureFixture[str], tmp_path:
     assert len(grades) == 3 and all(g["record"].endswith(".jsonl") and g["passed"] is False for g in grades)
     # the no-op earns nothing (criteria inaction satisfies are not credited), so only --min-score 0 exports it
     code, out, _ = toolgym(capsys, "export", "sft", str(run_dir), "--env", TOY, "--min-score", "0.3", "--out", str(tmp_path / "none.jsonl"))
-    assert code == 0 and "0 of 3 graded episodes scored >= 0.3" in out
+    assert code == 0 and "0 of 3 graded episodes scored >= 0.3; 0 written" in out
     code, out, _ = toolgym(capsys, "export", "sft", str(run_dir), "--env", TOY, "--min-score", "0", "--out", str(tmp_path / "sft.jsonl"))
-    assert code == 0 and "3 of 3 graded episodes scored >= 0" in out
+    assert code == 0 and "3 of 3 graded episodes scored >= 0; 3 written" in out
     example = json.loads((tmp_path / "sft.jsonl").read_text().splitlines()[0])
     assert example["messages"][1]["role"] == "user"
 

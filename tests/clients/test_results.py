@@ -11,10 +11,13 @@ from clients.results import ResultLine, ResultsWriter, Tokens, latest_by_key, re
 
 
 def line(task: str = "t", seed: int = 0, trial: int = 0, *, passed: bool = True, status: str = "graded") -> ResultLine:
+    outcome: dict[str, object] = {"score": 1.0 if passed else 0.0, "passed": passed}
+    if status == "errored":
+        outcome = {"error_class": "provider", "error": "down"}
     return ResultLine(
         env="toy", task=task, seed=seed, trial=trial, agent="oracle", episode_id=f"e-{task}-{seed}-{trial}",
         record=f"records/{task}.jsonl", status=status,  # type: ignore[arg-type]
-        score=1.0 if passed else 0.0, passed=passed, tool_calls=2, tokens=Tokens(prompt=3, completion=1, total=4),
+        tool_calls=2, tokens=Tokens(prompt=3, completion=1, total=4), **outcome,  # type: ignore[arg-type]
     )
 
 
@@ -77,3 +80,17 @@ def test_latest_line_of_a_key_wins() -> None:
     latest = latest_by_key([first, line("b"), again])
     assert latest[("a", 0, 0, "oracle")] is again
     assert len(latest) == 2
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"status": "graded", "score": 0.0, "passed": False, "error_class": "provider"},
+        {"status": "errored", "error_class": "provider", "score": 0.0},
+        {"status": "errored", "error_class": "provider", "grade": {"score": 0.0}},
+        {"status": "errored"},
+    ],
+)
+def test_a_line_is_graded_or_errored_never_both(fields: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="never both"):
+        ResultLine(env="toy", task="t", seed=0, trial=0, agent="a", episode_id="e", **fields)  # type: ignore[arg-type]

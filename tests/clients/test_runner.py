@@ -25,8 +25,13 @@ def _steady_flaky_tool() -> Iterator[None]:
     FLAKY["failures_left"] = 0
 
 
+async def _no_pause(seconds: float) -> None:
+    """Pauses before re-runs are not spent in tests."""
+
+
 async def go(out: Path, **options: Any) -> RunOutcome:
     options.setdefault("agent", "oracle")
+    options.setdefault("sleep", _no_pause)
     with anyio.fail_after(60):
         return await run(RunConfig(env=environment, out=out, **options))
 

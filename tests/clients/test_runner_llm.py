@@ -50,7 +50,9 @@ async def test_provider_outage_is_an_errored_episode_retried_and_excluded(tmp_pa
         async with running_provider(outage) as provider:
             agent = OpenAIAgent("scripted", base_url=f"{provider.url}/v1", sleep=_no_wait, backoff=Backoff(base=0.01))
             outcome = await run(
-                RunConfig(env=environment, agent=agent, tasks="report_balance", out=tmp_path / "run", retries=1, limits=Limits(max_retries=2))
+                RunConfig(
+                    env=environment, agent=agent, tasks="report_balance", out=tmp_path / "run", retries=1, limits=Limits(max_retries=2), sleep=_no_wait
+                )
             )
     (line,) = outcome.lines
     assert line.status == "errored" and line.error_class == "provider" and line.attempts == 2
