@@ -8,6 +8,12 @@ read the record), grade, release — so the runner does not care which one it dr
 - :class:`HttpBackend`: the control API (``/control/...``) of a running server and an ``mcp.Client`` on the
   episode's URL. The server keeps the authoritative record; the agent's messages are merged into it after
   the episode by their position among the tool calls.
+
+Over HTTP an episode costs its tool calls plus two control requests: the create (which also returns the
+oracle when the agent needs it: no local rebuild of the task) and one ``finish`` (close, grade, record,
+release). Its MCP client sends nothing before the first tool call: one :class:`~servers.tool_cache.ToolCache`
+per backend lists the tools once, shares the compiled output-schema validators, and pins the protocol the
+server spoke, so no client probes, lists or compiles again.
 """
 
 from __future__ import annotations
@@ -23,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 import httpx2
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ValidationError
 
 from clients.errors import InfrastructureError, RunError
@@ -32,6 +37,7 @@ from servers.episodes import Episode, EpisodeManager
 from servers.environment import Environment
 from servers.memory import SharedClient
 from servers.record import MessageEvent, Record
+from servers.tool_cache import ToolCache
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
@@ -52,6 +58,12 @@ class Handle:
     instance: TaskInstance | None = None
     episode: Episode | None = None
     messages: list[tuple[int, MessageEvent]] = field(default_factory=list)
+    grade: dict[str, Any] | None = None
+    """The grade a combined ``finish`` already returned (HTTP)."""
+    grade_error: str | None = None
+    """Why that ``finish`` could not grade (HTTP)."""
+    released: bool = False
+    """The server already released the episode (HTTP ``finish``)."""
 
 
 class Connector(Protocol):
@@ -222,6 +234,10 @@ class HttpBackend:
         self._control = httpx.AsyncClient(base_url=f"{base}/control", headers=headers, timeout=httpx.Timeout(60.0))
         # One MCP HTTP client for every episode: constructing one costs ~29 ms.
         self._mcp_http = httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
+        self.tools = ToolCache()
+        """The server's tools, listed once for every episode's client."""
+        self._finish_endpoint = True
+        """False once the server turned out to predate ``POST /control/episodes/ID/finish``."""
 
     async def aclose(self) -> None:
         """Close both HTTP clients."""
@@ -273,14 +289,34 @@ class HttpBackend:
             raise RunError(f"server {self.url} serves environment {body['env']!r}, not {self.environment.name!r}")
 
     async def create(self, task: str, seed: int, name: str, *, need_instance: bool) -> Handle:
-        """Create the episode on the server; build the task instance here only if the agent needs it."""
-        response = await self._request("POST", "/episodes", json={"task": task, "seed": seed})
+        """Create the episode on the server; when the agent needs the instance, the server sends its oracle."""
+        payload: dict[str, Any] = {"task": task, "seed": seed}
+        if need_instance:
+            payload["oracle"] = True
+        response = await self._request("POST", "/episodes", json=payload)
         body = response.json()
         instance = None
         if need_instance:
-            world, instance = self.environment.instantiate_task(task, seed)
-            world.close()
+            instance = self._instance(task, seed, body)
         return Handle(name=name, id=body["id"], prompt=body.get("prompt") or "", mcp_url=body["mcp_url"], instance=instance)
+
+    def _instance(self, task: str, seed: int, body: dict[str, Any]) -> TaskInstance:
+        """The task instance as far as an agent may need it: prompt and oracle (the rubric stays on the server)."""
+        from graders.tasks import TaskInstance, ToolCall
+
+        oracle = body.get("oracle")
+        if not isinstance(oracle, list):  # a server from before the oracle was served: rebuild it here
+            world, instance = self.environment.instantiate_task(task, seed)
+            world.release()
+            return instance
+        return TaskInstance.model_construct(
+            template_id=task,
+            seed=seed,
+            prompt=body.get("prompt") or "",
+            oracle=[ToolCall.model_validate(step) for step in oracle],
+            rubric=[],
+            negatives=[],
+        )
 
     @asynccontextmanager
     async def _worker(self) -> AsyncIterator[Connector]:
@@ -292,10 +328,9 @@ class HttpBackend:
 
     @asynccontextmanager
     async def connect(self, handle: Handle) -> AsyncIterator[Client]:
-        """An ``mcp.Client`` on the episode's URL (sharing one HTTP client)."""
+        """An ``mcp.Client`` on the episode's URL, primed by the backend's tool cache (one HTTP client for all)."""
         assert handle.mcp_url is not None
-        transport = streamable_http_client(handle.mcp_url, http_client=self._mcp_http, terminate_on_close=False)
-        async with Client(transport) as client:
+        async with self.tools.connect(handle.mcp_url, self._mcp_http) as client:
             yield client
 
     def log(self, handle: Handle, event: MessageEvent, position: int) -> None:
@@ -303,12 +338,15 @@ class HttpBackend:
         handle.messages.append((position, event))
 
     async def finish(self, handle: Handle, reason: str) -> Record:
-        """Close on the server, fetch its record, merge the agent's messages, write the record file."""
-        await self._request("POST", f"/episodes/{handle.id}/close")
-        response = await self._request("GET", f"/episodes/{handle.id}/record")
+        """Close on the server and fetch its record (graded and released in the same request when the episode
+        ended normally), merge the agent's messages, write the record file."""
+        body = await self._finish(handle, reason) if self._finish_endpoint else None
+        if body is None:
+            await self._request("POST", f"/episodes/{handle.id}/close")
+            body = {"record": (await self._request("GET", f"/episodes/{handle.id}/record")).json()}
         try:
-            record = Record.model_validate(response.json())
-        except (ValidationError, json.JSONDecodeError) as exc:
+            record = Record.model_validate(body["record"])
+        except (ValidationError, json.JSONDecodeError, KeyError, TypeError) as exc:
             raise InfrastructureError("connection", f"server {self.url} sent an unreadable record for {handle.id}: {exc}") from exc
         record = merge_messages(record, handle.messages)
         if self.records_dir is not None:
@@ -316,14 +354,52 @@ class HttpBackend:
             (self.records_dir / f"{handle.name}.jsonl").write_text(record.to_jsonl(), encoding="utf-8")
         return record
 
+    async def _finish(self, handle: Handle, reason: str) -> dict[str, Any] | None:
+        """``POST /control/episodes/{id}/finish``: None when the server has no such endpoint (an older one)."""
+        graded = reason == "closed"  # an errored episode is not graded (the runner retries it)
+        options = {"reason": reason if reason.replace("_", "").isalnum() else "closed", "grade": graded, "record": True, "release": True}
+        try:
+            response = await self._control.post(f"/episodes/{handle.id}/finish", json=options)
+        except httpx.HTTPError as exc:
+            raise InfrastructureError("connection", f"control API {self.url}/control: {type(exc).__name__}: {exc}") from exc
+        if response.status_code in (404, 405) and _error_code(response) in ("not_found", "http_error"):
+            self._finish_endpoint = False
+            return None
+        if response.status_code >= 400:
+            response = await self._request("POST", f"/episodes/{handle.id}/finish", json=options)  # raises the mapped error
+        body = response.json()
+        handle.released = bool(body.get("released"))
+        if graded:
+            handle.grade = body.get("grade")
+            error = body.get("grade_error")
+            handle.grade_error = f"{error.get('error')}: {error.get('message')}" if isinstance(error, dict) else None
+        return body
+
     async def grade(self, handle: Handle) -> dict[str, Any]:
-        """``POST /control/episodes/{id}/grade``."""
+        """The grade ``finish`` returned, else ``POST /control/episodes/{id}/grade``."""
+        if handle.grade_error is not None:
+            if handle.grade_error.startswith(("grading_unavailable", "not_gradable")):
+                raise RunError(f"server {self.url} cannot grade {handle.id}: {handle.grade_error}")
+            raise GradingError(handle.grade_error)
+        if handle.grade is not None:
+            return grade_json(handle.grade)
         response = await self._request("POST", f"/episodes/{handle.id}/grade")
         return grade_json(response.json())
 
     async def release(self, handle: Handle) -> None:
-        """``DELETE /control/episodes/{id}``; an episode the server already dropped is fine."""
+        """``DELETE /control/episodes/{id}`` unless ``finish`` released it; a vanished episode is fine."""
+        if handle.released:
+            return
         try:
             await self._control.delete(f"/episodes/{handle.id}")
         except httpx.HTTPError:
             pass
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    """The control API's ``error`` code of a response, or None when the body is not one."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body.get("error") if isinstance(body, dict) else None

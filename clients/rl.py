@@ -38,6 +38,7 @@ from servers.mcp_server import build_mcp_server
 from servers.memory import connect_in_memory
 from servers.record import MessageEvent, Record
 from servers.registry import load_environment
+from servers.tool_cache import ToolCache
 
 __all__ = ["open_episode", "open_gym", "Gym", "RLEpisode", "Observation", "Finished", "EPISODE_META_KEY"]
 
@@ -167,8 +168,8 @@ async def open_episode(
         manager = EpisodeManager(environment, history=0)
     episode = manager.create(task, seed)
     try:
-        async with connect_in_memory(episode) as client:
-            tools = list((await client.list_tools()).tools)
+        async with connect_in_memory(episode) as client:  # primed: no tools/list, validators compiled once
+            tools = ToolCache.local(environment).tools or []
             yield RLEpisode(episode, manager, client, tools)
     finally:
         manager.release(episode.id)
@@ -177,9 +178,10 @@ async def open_episode(
 class Gym:
     """Many episodes of one environment over one in-memory MCP client (concurrent episodes included).
 
-    Why: the SDK client lists the tools and compiles a validator per tool output schema once per client
-    (~6 ms per tool); a client per episode pays that every episode. A gym's client names the episode of
-    each request in the request's ``_meta``, and the server resolves it by that id — isolation stays by
+    Why: one client is cheaper than a client per episode (no connection setup), and the gym's client is
+    primed with the environment's listing (:class:`servers.tool_cache.ToolCache`), so concurrent episodes
+    never list the tools and validators are compiled once per process. A gym's client names the episode
+    of each request in the request's ``_meta``, and the server resolves it by that id — isolation stays by
     episode id (decision 1), only the connection is shared. Made by :func:`open_gym`.
     """
 
@@ -187,7 +189,7 @@ class Gym:
         self.environment = environment
         self.manager = manager
         self._client = client
-        self._tools: list[types.Tool] | None = None
+        self._tools: list[types.Tool] = ToolCache.local(environment).tools or []
 
     @asynccontextmanager
     async def episode(self, task: str | None = None, seed: int = 0) -> AsyncIterator[RLEpisode]:
@@ -199,9 +201,6 @@ class Gym:
         episode = self.manager.create(task, seed)
         meta = {EPISODE_META_KEY: episode.id}
         try:
-            if self._tools is None:
-                # Listed with the episode's _meta: the listing, like every request, is routed by episode.
-                self._tools = list((await self._client.list_tools(meta=meta)).tools)  # type: ignore[arg-type]
             yield RLEpisode(episode, self.manager, self._client, self._tools, meta)
         finally:
             self.manager.release(episode.id)
@@ -225,6 +224,7 @@ async def open_gym(env: str | Environment, *, max_live: int = 1024) -> AsyncIter
 
     try:
         async with Client(build_mcp_server(environment, resolve)) as client:
+            ToolCache.local(environment).install(client)
             yield Gym(environment, manager, client)
     finally:
         manager.close_all()

@@ -21,7 +21,7 @@ from fixtures.errors import ToolgymError
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
 from servers.registry import load_environment
-from servers.routing import DEFAULT_MAX_SESSIONS
+from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSIONS_PER_EPISODE
 
 if TYPE_CHECKING:
     from servers.http import HttpServer
@@ -74,6 +74,42 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"http: cap on open /mcp sessions, apart from --max-episodes (default: {DEFAULT_MAX_SESSIONS})",
     )
     parser.add_argument(
+        "--sessions-per-episode",
+        type=int,
+        default=DEFAULT_SESSIONS_PER_EPISODE,
+        metavar="N",
+        help=f"http: cap on handshake-era MCP sessions on one episode's URL (default: {DEFAULT_SESSIONS_PER_EPISODE})",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=1800.0,
+        metavar="S",
+        help="http: close an episode (and end its MCP sessions) after S seconds without a tool call (default: 1800)",
+    )
+    parser.add_argument(
+        "--closed-ttl",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="http: release a closed episode's world S seconds after it closed, graded or not (default: 600)",
+    )
+    parser.add_argument(
+        "--reap-interval",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="http: seconds between passes that close idle episodes, release expired ones and free idle memory "
+        "(default: 30)",
+    )
+    parser.add_argument(
+        "--output-schemas",
+        choices=["compact", "full", "none"],
+        default="compact",
+        help="tools/list output schemas: compact (no titles or descriptions; default), full (as pydantic writes "
+        "them) or none",
+    )
+    parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level (default: warning)"
     )
 
@@ -90,6 +126,12 @@ def _check(environment: Environment, args: argparse.Namespace) -> None:
         raise CliError(f"--max-episodes must be >= 1, got {args.max_episodes}")
     if args.max_sessions < 1:
         raise CliError(f"--max-sessions must be >= 1, got {args.max_sessions}")
+    if args.sessions_per_episode < 1:
+        raise CliError(f"--sessions-per-episode must be >= 1, got {args.sessions_per_episode}")
+    for flag in ("idle_timeout", "closed_ttl", "reap_interval"):
+        value = getattr(args, flag)
+        if not 0 < value < float("inf"):
+            raise CliError(f"--{flag.replace('_', '-')} must be a positive number of seconds, got {value}")
     if args.token is not None and not args.token.strip():
         raise CliError("--token is empty; give a real token, or leave it out to have one generated")
     if args.token is not None and args.no_token:
@@ -102,6 +144,22 @@ def _check(environment: Environment, args: argparse.Namespace) -> None:
         raise CliError("give either --record FILE or --record-dir DIR, not both")
     if args.task is not None:
         environment.task_template(args.task)  # TaskError names the task and lists known ones
+    for path, what in ((args.record, "--record"), (args.record_dir, "--record-dir")):
+        if path is not None:
+            _check_writable(path if what == "--record-dir" else path.parent, what, path)
+
+
+def _check_writable(directory: Path, flag: str, given: Path) -> None:
+    """Fail at startup, in one line, when records could not be written where ``flag`` says."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        writable = os.access(directory, os.W_OK | os.X_OK)
+    except OSError as exc:
+        raise CliError(f"{flag} {given}: cannot create {directory}: {exc.strerror or exc}") from None
+    if not writable:
+        raise CliError(f"{flag} {given}: {directory} is not writable; choose another path")
+    if flag == "--record" and given.is_dir():
+        raise CliError(f"--record {given} is a directory; give a file path (or use --record-dir)")
 
 
 def run_serve(environment: Environment, args: argparse.Namespace) -> int:
@@ -117,7 +175,11 @@ def run_serve(environment: Environment, args: argparse.Namespace) -> int:
             from servers.stdio import run_stdio
 
             record = args.record
-            anyio.run(lambda: run_stdio(environment, args.task, args.seed, record, record_dir=args.record_dir))
+            anyio.run(
+                lambda: run_stdio(
+                    environment, args.task, args.seed, record, record_dir=args.record_dir, output_schemas=args.output_schemas
+                )
+            )
             return 0
         return _serve_http(environment, args)
     except KeyboardInterrupt:
@@ -166,9 +228,17 @@ def _banner(environment: Environment, server: HttpServer, args: argparse.Namespa
 
 
 def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
+    from servers import malloc
     from servers.http import HttpServer, serve_http
 
-    manager = EpisodeManager(environment, max_live=args.max_episodes, record_dir=args.record_dir)
+    malloc.configure(arenas=True)  # this process is only a server: few arenas, fewer heaps to fragment
+    manager = EpisodeManager(
+        environment,
+        max_live=args.max_episodes,
+        record_dir=args.record_dir,
+        idle_timeout=args.idle_timeout,
+        closed_ttl=args.closed_ttl,
+    )
     token, generated = _control_token(args)
 
     def announce(server: HttpServer) -> None:
@@ -188,6 +258,9 @@ def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
                 session_task=args.task,
                 session_seed=args.seed,
                 max_sessions=args.max_sessions,
+                sessions_per_episode=args.sessions_per_episode,
+                reap_interval=args.reap_interval,
+                output_schemas=args.output_schemas,
             )
         )
     except OSError as exc:

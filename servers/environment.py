@@ -176,10 +176,10 @@ class Environment:
         templates = self.task_templates()
         try:
             return templates[template_id]
-        except KeyError:
+        except (KeyError, TypeError):
             known = ", ".join(sorted(templates)[:8]) or "none"
             raise TaskError(
-                f"environment {self.name!r} has no task template {template_id!r} (known: {known}"
+                f"environment {self.name!r} has no task template {_shorten(template_id)!r} (known: {known}"
                 f"{', ...' if len(templates) > 8 else ''}); `toolgym tasks {self.name}` lists them"
             ) from None
 
@@ -191,5 +191,15 @@ class Environment:
         """A fresh world with the task's setup applied, and the task instance (prompt, oracle, rubric...)."""
         template = self.task_template(template_id)
         world = self.fixture.world(self.task_fixture_seed)
-        instance = template.instantiate(world, seed)
+        try:
+            instance = template.instantiate(world, seed)
+        except BaseException:
+            world.release()
+            raise
         return world, instance
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters: an error must never echo a request's whole payload back."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[: limit - 20]}…({len(text)} characters)"

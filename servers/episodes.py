@@ -4,12 +4,18 @@ An episode is addressed by its id, never by an MCP protocol session (the 2026-07
 States: ``live`` (tools may be called) → ``closed`` (no more calls; the world is kept for grading) →
 released (world freed, record kept in a bounded history). Idle live episodes are closed by the reaper and
 closed ones released after a grace period, so a client that vanishes leaks nothing.
+
+Creating an episode (clone, task setup, start hash) costs 1-20 ms of CPU; a server creates them with
+:meth:`EpisodeManager.create_async`, in a worker thread (at most ``CREATE_THREADS`` at once), so a burst
+of creates never stalls the calls of the episodes already running on the event loop.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,18 +23,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import anyio.to_thread
 
-from fixtures.errors import EpisodeLimitReached, EpisodeNotFound
+from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, RecordError
 from fixtures.world import World
+from servers import malloc
 from servers.environment import Environment
 from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, RecordWriter, ToolCallEvent
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
 
-__all__ = ["Episode", "EpisodeManager", "EpisodeInfo"]
+__all__ = ["Episode", "EpisodeManager", "EpisodeInfo", "CREATE_THREADS"]
 
 State = Literal["live", "closed"]
+
+CREATE_THREADS = 1
+"""Worker threads creating worlds at once: more would only take the GIL from the event loop's calls."""
+
+_create_limiter: anyio.CapacityLimiter | None = None
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    global _create_limiter
+    if _create_limiter is None:
+        _create_limiter = anyio.CapacityLimiter(CREATE_THREADS)
+    return _create_limiter
 
 
 @dataclass
@@ -69,6 +89,13 @@ class Episode:
         """Milliseconds since creation."""
         return (time.monotonic() - self.created) * 1000
 
+    @property
+    def changes(self) -> int:
+        """Row changes logged since the episode started (what grading reads; O(1))."""
+        if self.world.closed:
+            return 0
+        return max(0, self.world.change_mark() - self.world._start_mark)  # noqa: SLF001
+
 
 class EpisodeInfo(dict[str, Any]):
     """A JSON-ready summary of an episode for the control API."""
@@ -103,8 +130,16 @@ class EpisodeManager:
         self.history = history
         self.record_dir = record_dir
         self._episodes: dict[str, Episode] = {}
-        self._released: OrderedDict[str, Record] = OrderedDict()
+        self._released: OrderedDict[str, bytes] = OrderedDict()
+        """Records of released episodes, as compressed JSONL (a tenth of the objects' memory)."""
+        self._pending = 0
+        """Capped episodes being created in a worker thread (they count against ``max_live`` already)."""
+        self.released_count = 0
+        """Episodes released so far (the HTTP reaper trims the allocator when this moves)."""
         self.on_release: list[Callable[[Episode], None]] = []
+        self.on_close: list[Callable[[Episode], None]] = []
+        """Called once when an episode stops being live (closed by a client, a grade, the reaper or a release)."""
+        malloc.configure()
 
     def __len__(self) -> int:
         return len(self._episodes)
@@ -128,14 +163,50 @@ class EpisodeManager:
         Raises:
             EpisodeLimitReached: ``max_live`` capped episodes already hold a world (after reaping the stale ones).
             TaskError: ``task`` names no template of the environment.
+            RecordError: the record file cannot be written.
         """
-        if capped and self._capped_count() >= self.max_live:
+        if capped:
+            self._check_room()
+        return self._register(*self._build(task, seed), task, seed, record_path, episode_id, capped)
+
+    async def create_async(
+        self,
+        task: str | None = None,
+        seed: int = 0,
+        *,
+        record_path: Path | None = None,
+        episode_id: str | None = None,
+        capped: bool = True,
+    ) -> Episode:
+        """:meth:`create`, with the clone and the task setup in a worker thread (the event loop stays free).
+
+        Raises:
+            EpisodeLimitReached, TaskError, RecordError: as :meth:`create`.
+        """
+        if capped:
+            self._check_room()
+            self._pending += 1
+        try:
+            env = self.environment
+            if task is not None:
+                env.task_template(task)  # an unknown task fails here, without a thread
+            built = await anyio.to_thread.run_sync(self._build, task, seed, limiter=_limiter(), abandon_on_cancel=False)
+        finally:
+            if capped:
+                self._pending -= 1
+        return self._register(*built, task, seed, record_path, episode_id, capped)
+
+    def _check_room(self) -> None:
+        if self._capped_count() + self._pending >= self.max_live:
             self.reap()
-            if self._capped_count() >= self.max_live:
+            if self._capped_count() + self._pending >= self.max_live:
                 raise EpisodeLimitReached(
                     f"{self.max_live} episodes are open in environment {self.environment.name!r}; "
                     "close some (control API: DELETE /control/episodes/ID) or raise max_live"
                 )
+
+    def _build(self, task: str | None, seed: int) -> tuple[World, TaskInstance | None, int, str]:
+        """The CPU-heavy part of a create (no manager state touched: safe in a worker thread)."""
         env = self.environment
         if task is None:
             world = env.new_world(seed)
@@ -144,7 +215,27 @@ class EpisodeManager:
         else:
             world, instance = env.instantiate_task(task, seed)
             fixture_seed = env.task_fixture_seed
-        world.mark_start()
+        try:
+            world.mark_start()
+            start_hash = world.hash()
+        except BaseException:
+            world.release()
+            raise
+        return world, instance, fixture_seed, start_hash
+
+    def _register(
+        self,
+        world: World,
+        instance: TaskInstance | None,
+        fixture_seed: int,
+        start_hash: str,
+        task: str | None,
+        seed: int,
+        record_path: Path | None,
+        episode_id: str | None,
+        capped: bool,
+    ) -> Episode:
+        env = self.environment
         ident = episode_id or f"ep-{secrets.token_hex(6)}"
         header = EpisodeHeader(
             episode_id=ident,
@@ -153,14 +244,18 @@ class EpisodeManager:
             task=task,
             seed=seed,
             fixture_seed=fixture_seed,
-            start_hash=world.hash(),
+            start_hash=start_hash,
             prompt=instance.prompt if instance is not None else None,
             clock=world.clock.now.isoformat(),
         )
         path = record_path or (self.record_dir / f"{ident}.jsonl" if self.record_dir else None)
-        writer = RecordWriter(path) if path is not None else None
-        if writer is not None:
-            writer.write(header)
+        try:
+            writer = RecordWriter(path) if path is not None else None
+            if writer is not None:
+                writer.write(header)
+        except RecordError:
+            world.release()
+            raise
         record = Record(header=header)
         episode = Episode(id=ident, environment=env, world=world, task=instance, record=record, writer=writer, capped=capped)
         self._episodes[ident] = episode
@@ -168,6 +263,11 @@ class EpisodeManager:
 
     def _capped_count(self) -> int:
         return sum(1 for episode in self._episodes.values() if episode.capped)
+
+    @property
+    def capped_count(self) -> int:
+        """Episodes counting against ``max_live`` (holding a world, or being created)."""
+        return self._capped_count() + self._pending
 
     def get(self, episode_id: str, *, live: bool = False) -> Episode:
         """The episode with ``episode_id`` (holding a world).
@@ -188,7 +288,7 @@ class EpisodeManager:
         if episode_id in self._episodes:
             return self._episodes[episode_id].record
         if episode_id in self._released:
-            return self._released[episode_id]
+            return _unpack(self._released[episode_id])
         raise EpisodeNotFound(f"no episode {episode_id!r} in environment {self.environment.name!r}")
 
     def list(self) -> list[Episode]:
@@ -206,6 +306,8 @@ class EpisodeManager:
             if episode.writer is not None:
                 episode.writer.write(footer)
                 episode.writer.close()
+            for hook in self.on_close:
+                hook(episode)
         return episode
 
     def release(self, episode_id: str) -> None:
@@ -217,7 +319,9 @@ class EpisodeManager:
         del self._episodes[episode_id]
         episode.world.release()
         episode.released = True
-        self._released[episode_id] = episode.record
+        self.released_count += 1
+        if self.history > 0:
+            self._released[episode_id] = zlib.compress(episode.record.to_jsonl().encode(), 1)
         while len(self._released) > self.history:
             self._released.popitem(last=False)
         for hook in self.on_release:
@@ -252,3 +356,9 @@ class EpisodeManager:
             start_hash=episode.record.header.start_hash,
             prompt=episode.record.header.prompt,
         )
+
+
+def _unpack(packed: bytes) -> Record:
+    """A record kept compressed after its episode's release, back as a :class:`Record`."""
+    header, *events = zlib.decompress(packed).decode().splitlines()
+    return Record.model_validate({"header": json.loads(header), "events": [json.loads(line) for line in events]})

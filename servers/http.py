@@ -5,11 +5,19 @@ Routes (see ``servers/routing.py`` for how MCP requests find their episode)::
     /episodes/{id}/mcp   that episode's MCP endpoint (every protocol era)
     /mcp                 one episode per handshake-era MCP session (for one-URL clients), at most
                          ``max_sessions`` at once, apart from the control API's episodes
-    /control/...         the control API (``servers/control.py``), sealed by a bearer token by default
+    /control/...         the control API (``servers/control.py``, ``servers/control_app.py``), sealed by a bearer token by default
 
 One low-level MCP server and one SDK ``StreamableHTTPSessionManager`` serve every episode; the session
 manager and a reaper run in the app's lifespan. The reaper closes idle episodes, releases closed ones past
-their grace period and the episodes of ``/mcp`` sessions the SDK dropped, so vanished clients leak nothing.
+their grace period and the episodes of ``/mcp`` sessions the SDK dropped, so vanished clients leak nothing;
+it also closes pooled worlds idle for a whole pass and gives freed memory back to the system
+(``servers/malloc.py``), so a server that served a burst returns to its idle size.
+
+Long runs under load: uvicorn keeps idle connections for ``KEEP_ALIVE`` seconds, longer than the clients'
+pools keep theirs (httpx: 5 s), so a client never sends on a connection the server is closing (the
+default 5 s raced them: ``ReadError`` on POST at 500 sessions). The soft limit on open files is raised to
+the hard one at startup, and running out of them logs one line per ``FD_LOG_INTERVAL`` seconds instead of
+a traceback per failed ``accept``.
 """
 
 from __future__ import annotations
@@ -23,21 +31,35 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import uvicorn
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
-from servers.control import Control, control_app
+from servers import malloc
+from servers.control import Control
+from servers.control_app import control_app
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
-from servers.mcp_server import build_mcp_server
-from servers.routing import DEFAULT_MAX_SESSIONS, EpisodeEndpoint, EpisodeRouter, PlainEndpoint, loopback_security
+from servers.limits import install_accept_log_filter, raise_open_files_limit
+from servers.mcp_server import OutputSchemas, build_mcp_server
+from servers.routing import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSIONS_PER_EPISODE,
+    EpisodeEndpoint,
+    EpisodeRouter,
+    PlainEndpoint,
+    loopback_security,
+)
 
-__all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket", "new_token"]
+__all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket", "new_token", "KEEP_ALIVE"]
 
 log = logging.getLogger("toolgym.http")
+
+KEEP_ALIVE = 75.0
+"""Seconds uvicorn keeps an idle connection: longer than any client pool's keep-alive (httpx: 5 s)."""
 
 
 def build_http_app(
@@ -51,9 +73,11 @@ def build_http_app(
     session_task: str | None = None,
     session_seed: int = 0,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
+    sessions_per_episode: int = DEFAULT_SESSIONS_PER_EPISODE,
     reap_interval: float = 30.0,
     session_idle_timeout: float | None = None,
     json_response: bool = True,
+    output_schemas: OutputSchemas = "compact",
 ) -> Starlette:
     """The Starlette app serving ``environment``'s episodes over MCP plus the control API.
 
@@ -71,10 +95,12 @@ def build_http_app(
         session_task: task template of the episodes opened for ``/mcp`` sessions (None: free play).
         session_seed: their task seed (fixture seed in free play).
         max_sessions: cap on open ``/mcp`` sessions; one more gets JSON-RPC error ``EPISODE_LIMIT_REACHED``.
-        reap_interval: seconds between reaper passes.
+        sessions_per_episode: cap on handshake-era sessions opened on one episode's URL.
+        reap_interval: seconds between reaper passes (pooled worlds idle for a whole pass are freed too).
         session_idle_timeout: seconds after which the SDK drops an idle handshake-era session (and the
             reaper then releases its ``/mcp`` episode); defaults to the manager's ``idle_timeout``.
         json_response: answer MCP POSTs with plain JSON rather than an SSE stream (our tools never stream).
+        output_schemas: ``compact`` (default), ``full`` or ``none`` (see ``servers/mcp_server.py``).
 
     Raises:
         TaskError: ``session_task`` names no task template of the environment.
@@ -82,35 +108,48 @@ def build_http_app(
     """
     if no_token and token is not None:
         raise ValueError("give a control token or no_token=True, not both")
-    if max_sessions < 1:
-        raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
+    if max_sessions < 1 or sessions_per_episode < 1:
+        raise ValueError(f"max_sessions and sessions_per_episode must be >= 1, got {max_sessions}, {sessions_per_episode}")
     token = None if no_token else (token if token is not None else new_token())
     manager = manager if manager is not None else EpisodeManager(environment)
     if session_task is not None:
         environment.task_template(session_task)  # fail now (TaskError), not on the first client's request
     security = security if security is not None else loopback_security(host)
-    router = EpisodeRouter(manager, session_task=session_task, session_seed=session_seed, max_sessions=max_sessions)
-    server = build_mcp_server(environment, router.resolve)
-    control = Control(manager)
+    router = EpisodeRouter(
+        manager,
+        session_task=session_task,
+        session_seed=session_seed,
+        max_sessions=max_sessions,
+        sessions_per_episode=sessions_per_episode,
+    )
+    server = build_mcp_server(environment, router.resolve, output_schemas=output_schemas)
+    control = Control(manager, sessions=router.sessions)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # A fresh session manager per lifespan: the SDK's can run only once.
+        # The task fixture's template, loaded (or built) before the first client arrives and off the loop.
+        await anyio.to_thread.run_sync(environment.fixture.template, environment.task_fixture_seed)
+        # A fresh session manager per lifespan: the SDK's can run only once. Our own caps (sessions.py)
+        # bound the sessions; the SDK's is a backstop above them.
+        per_episode_room = (manager.max_live + max_sessions) * sessions_per_episode
         router.session_manager = StreamableHTTPSessionManager(
             app=server,
             json_response=json_response,
             security_settings=security,
             session_idle_timeout=session_idle_timeout or manager.idle_timeout,
-            # Room for every /mcp session plus handshake-era sessions on the control API's episode URLs.
-            max_sessions=max_sessions + manager.max_live,
+            max_sessions=max_sessions + per_episode_room,
         )
+        manager.on_close.append(router.episode_ended)
         async with router.session_manager.run(), anyio.create_task_group() as tg:
+            router.sessions.task_group = tg
             tg.start_soon(_reap_forever, manager, router, reap_interval)
             try:
                 yield
             finally:
                 tg.cancel_scope.cancel()
+                router.sessions.task_group = None
                 manager.close_all()
+                manager.on_close.remove(router.episode_ended)
 
     app = Starlette(
         routes=[
@@ -128,16 +167,21 @@ def build_http_app(
 
 
 async def _reap_forever(manager: EpisodeManager, router: EpisodeRouter, interval: float) -> None:
+    trimmed_at = manager.released_count
     while True:
         await anyio.sleep(interval)
         try:
             gone = router.sweep()
             released = manager.reap()
+            pooled = manager.environment.fixture.shrink_pool(idle=interval)
+            if manager.released_count != trimmed_at or pooled:
+                trimmed_at = manager.released_count
+                await anyio.to_thread.run_sync(malloc.trim)  # ~10-20 ms walking the heaps: not on the loop
         except Exception:  # a reaper bug must not take the server down with it; the next pass retries
             log.exception("reaper pass failed")
             continue
-        if gone or released:
-            log.info("reaper: %d ended sessions, %d episodes released", len(gone), len(released))
+        if gone or released or pooled:
+            log.info("reaper: %d ended sessions, %d episodes released, %d pooled worlds freed", len(gone), len(released), pooled)
 
 
 def new_token() -> str:
@@ -228,9 +272,17 @@ def _prepare(
     environment: Environment, host: str, port: int, log_level: str, graceful_timeout: float, app_options: dict[str, Any]
 ) -> tuple[HttpServer, socket.socket, anyio.Event]:
     app = build_http_app(environment, host=host, **app_options)
+    raise_open_files_limit()
+    install_accept_log_filter()
     sock = bind_socket(host, port)
     config = uvicorn.Config(
-        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=graceful_timeout, access_log=False
+        app,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=graceful_timeout,
+        timeout_keep_alive=int(KEEP_ALIVE),
+        access_log=False,
+        proxy_headers=False,  # served directly, never behind a proxy whose headers we would have to trust
     )
     ready = anyio.Event()
     shown = f"[{host}]" if ":" in host else host

@@ -4,12 +4,15 @@ Two ways to connect:
 
 * :func:`connect_in_memory` — a client bound to one episode for the duration of a block;
 * :class:`SharedClient` — one client for many episodes, each request routed to the episode its calling
-  task has bound with :meth:`SharedClient.bind`. Why: the SDK client compiles a JSON-schema validator for
-  each tool's output schema the first time a session calls it (tens of ms for big schemas) and lists the
-  tools to get them; a client per episode paid that again and again (half of ``toolgym check``'s time).
-  The in-memory dispatcher runs handlers in the caller's task, so the binding is a context variable:
-  isolation stays by episode, never by connection (decision 1), and a request made outside any binding
-  finds no episode and fails — it can never reach another task's world.
+  task has bound with :meth:`SharedClient.bind`. The in-memory dispatcher runs handlers in the caller's
+  task, so the binding is a context variable: isolation stays by episode, never by connection
+  (decision 1), and a request made outside any binding finds no episode and fails — it can never reach
+  another task's world.
+
+Both clients come primed by the environment's process-wide :class:`~servers.tool_cache.ToolCache`: the
+SDK client otherwise lists every tool before validating a tool's first result, and compiles a validator
+per output schema per session. Primed, no session lists the tools (concurrent episodes on a fresh shared
+client used to list once each) and every validator is compiled once per process.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from fixtures.errors import EpisodeNotFound
 from servers.environment import Environment
 from servers.episodes import Episode
 from servers.mcp_server import build_mcp_server, fixed_episode
+from servers.tool_cache import ToolCache
 
 __all__ = ["connect_in_memory", "SharedClient"]
 
@@ -40,6 +44,7 @@ async def connect_in_memory(episode: Episode, **client_options: Any) -> AsyncIte
     """
     server = build_mcp_server(episode.environment, fixed_episode(episode))
     async with Client(server, **client_options) as client:
+        ToolCache.local(episode.environment).install(client)
         yield client
 
 
@@ -65,7 +70,9 @@ class SharedClient:
 
     async def __aenter__(self) -> SharedClient:
         stack = AsyncExitStack()
-        self._client = await stack.enter_async_context(Client(build_mcp_server(self.environment, _bound_episode), **self._options))
+        client = await stack.enter_async_context(Client(build_mcp_server(self.environment, _bound_episode), **self._options))
+        ToolCache.local(self.environment).install(client)
+        self._client = client
         self._stack = stack
         return self
 

@@ -18,6 +18,11 @@ requests land in the right world is the episode id this module puts in the ASGI 
   -32022 (unsupported protocol version) listing the handshake versions: the v2 ``mcp.Client`` in its
   default ``auto`` mode then falls back to the handshake and gets a session (mcp/client/_probe.py).
   Clients that want the 2026-07-28 protocol create an episode through the control API and use its URL.
+
+Handshake-era sessions are tied to their episodes (``servers/sessions.py``): closing or releasing an
+episode ends its sessions. The router answers by itself only refusals and 404s, and reads at most
+``ERROR_BODY_LIMIT`` bytes of a body to find the request id it puts in them; everything else goes to
+the SDK, which does its own Host/Origin checks and body limit.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
+
+import anyio
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -42,9 +49,12 @@ from starlette.types import Message, Receive, Scope, Send
 from fixtures.errors import EpisodeNotFound
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import EPISODE_NOT_FOUND
+from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSIONS_PER_EPISODE, SessionTable
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSIONS_PER_EPISODE",
+    "ERROR_BODY_LIMIT",
     "EPISODE_SCOPE_KEY",
     "EPISODE_LIMIT_REACHED",
     "EpisodeRouter",
@@ -61,8 +71,8 @@ EPISODE_SCOPE_KEY = "toolgym.episode"
 EPISODE_LIMIT_REACHED = -32005
 """JSON-RPC error code when ``/mcp`` cannot open one more session (``max_sessions`` are open)."""
 
-DEFAULT_MAX_SESSIONS = 64
-"""Default cap on open ``/mcp`` sessions (each holds a free-play world)."""
+ERROR_BODY_LIMIT = 64 * 1024
+"""Most bytes of a request body read to find the id of a request the router refuses itself."""
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -82,13 +92,14 @@ def loopback_security(host: str) -> TransportSecuritySettings | None:
 
 
 class EpisodeRouter:
-    """Finds the episode of each MCP request and owns the ``/mcp`` session → episode map and its cap.
+    """Finds the episode of each MCP request; owns the table of sessions and their episodes.
 
     Args:
         manager: the episodes of this server.
         session_task: task template of the episodes opened for ``/mcp`` sessions (None: free play).
         session_seed: their task seed (fixture seed in free play).
         max_sessions: cap on open ``/mcp`` sessions (their episodes are outside the manager's ``max_live``).
+        sessions_per_episode: cap on handshake-era sessions opened on one episode's URL.
     """
 
     def __init__(
@@ -98,37 +109,27 @@ class EpisodeRouter:
         session_task: str | None = None,
         session_seed: int = 0,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        sessions_per_episode: int = DEFAULT_SESSIONS_PER_EPISODE,
     ) -> None:
         self.manager = manager
         self.session_task = session_task
         self.session_seed = session_seed
-        self.max_sessions = max_sessions
-        self.session_manager: StreamableHTTPSessionManager | None = None
-        self._sessions: dict[str, str | None] = {}
-        """Open ``/mcp`` sessions → their episode id (None until the session's first routed request)."""
-        self._opening = 0
-        """Requests admitted to open a ``/mcp`` session whose response has not started yet."""
+        self.sessions = SessionTable(max_sessions=max_sessions, per_episode=sessions_per_episode)
+        self._creating: dict[str, anyio.Event] = {}
 
-    def _full(self) -> bool:
-        return len(self._sessions) + self._opening >= self.max_sessions
+    @property
+    def max_sessions(self) -> int:
+        """Cap on open ``/mcp`` sessions."""
+        return self.sessions.max_sessions
 
-    def admit(self) -> bool:
-        """Reserve room for one new ``/mcp`` session; False at the cap (after sweeping ended sessions).
+    @property
+    def session_manager(self) -> StreamableHTTPSessionManager | None:
+        """The SDK's session manager (set while the app's lifespan runs)."""
+        return self.sessions.session_manager
 
-        Every admitted request must be followed by exactly one :meth:`opened` call.
-        """
-        if self._full():
-            self.sweep()
-            if self._full():
-                return False
-        self._opening += 1
-        return True
-
-    def opened(self, session_id: str | None) -> None:
-        """End an admission: register the session the SDK opened, or free the room (None: none opened)."""
-        self._opening -= 1
-        if session_id is not None:
-            self._sessions.setdefault(session_id, None)
+    @session_manager.setter
+    def session_manager(self, value: StreamableHTTPSessionManager | None) -> None:
+        self.sessions.session_manager = value
 
     def limit_message(self) -> str:
         """Why one more ``/mcp`` session is refused, and what to do."""
@@ -137,7 +138,7 @@ class EpisodeRouter:
             "end one (the client's DELETE) or wait for idle sessions to expire"
         )
 
-    def resolve(self, ctx: ServerRequestContext[Any, Any]) -> Episode:
+    async def resolve(self, ctx: ServerRequestContext[Any, Any]) -> Episode:
         """The episode a request belongs to: from the scope (episode URL) or from its MCP session (``/mcp``).
 
         Raises:
@@ -153,50 +154,81 @@ class EpisodeRouter:
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is None:
             raise EpisodeNotFound("a request to /mcp needs an MCP session; initialize first")
-        if session_id not in self._sessions:
+        while session_id in self._creating:  # a concurrent request of this session is creating its episode
+            await self._creating[session_id].wait()
+        if session_id not in self.sessions.plain:
             # A session opened on an episode URL, then used on /mcp: it needs room like any /mcp session.
-            if not self.admit():
+            if not self.sessions.admit_plain():
                 raise MCPError(EPISODE_LIMIT_REACHED, self.limit_message())
-            self.opened(session_id)
-        ident = self._sessions[session_id]
+            self.sessions.opened_plain(session_id)
+        ident = self.sessions.plain[session_id]
         if ident is not None:
             # A released episode stays released: the session gets an error, never a silent fresh world.
             return self.manager.get(ident, live=True)
-        episode = self.manager.create(self.session_task, self.session_seed, capped=False)
-        self._sessions[session_id] = episode.id
+        return await self._open_episode(session_id)
+
+    async def _open_episode(self, session_id: str) -> Episode:
+        done = self._creating[session_id] = anyio.Event()
+        try:
+            episode = await self.manager.create_async(self.session_task, self.session_seed, capped=False)
+        finally:
+            del self._creating[session_id]
+            done.set()
+        if session_id not in self.sessions.plain:  # the session ended while its world was being made
+            self.manager.release(episode.id)
+            raise EpisodeNotFound("this MCP session has ended")
+        self.sessions.plain[session_id] = episode.id
         log.info("MCP session %s… opened episode %s", session_id[:8], episode.id)
         return episode
 
     def end_session(self, session_id: str) -> None:
-        """Forget an ended ``/mcp`` session and release its episode (client DELETE or SDK idle timeout)."""
-        ident = self._sessions.pop(session_id, None)
+        """Forget an ended session and release the episode it owned on ``/mcp`` (client DELETE)."""
+        ident = self.sessions.forget(session_id)
         if ident is not None:
             self.manager.release(ident)
             log.info("MCP session %s… ended; released episode %s", session_id[:8], ident)
 
+    def episode_ended(self, episode: Episode) -> None:
+        """Manager hook: an episode stopped being live, so every session tied to it ends now."""
+        self.sessions.end_for_episode(episode.id)
+
     def sweep(self) -> list[str]:
-        """End the sessions the SDK no longer tracks (idle-timed-out or crashed); returns their ids.
+        """End the sessions the SDK no longer tracks (idle-timed-out or crashed); returns the ``/mcp`` ones.
 
         Why: the SDK drops idle sessions on its own, without telling us; their episodes must not leak.
         """
-        if self.session_manager is None:
-            return []
-        alive = self.session_manager._server_instances  # noqa: SLF001 - the SDK's only view of live sessions
-        gone = [sid for sid in self._sessions if sid not in alive]
-        for sid in gone:
-            self.end_session(sid)
+        gone, owned = self.sessions.sweep()
+        for ident in owned:
+            if ident is not None:
+                self.manager.release(ident)
         return gone
 
 
-async def _request_id(request: Request) -> Any:
-    """The JSON-RPC id of a POSTed request, or None (unparseable body, notification, GET/DELETE)."""
-    if request.method != "POST":
+async def _request_id(scope: Scope, receive: Receive) -> Any:
+    """The JSON-RPC id of a POSTed request, or None (too large, unparseable, a notification, GET/DELETE).
+
+    Reads at most ``ERROR_BODY_LIMIT`` bytes: a refusal must never buffer a whole (huge) body.
+    """
+    if scope.get("method") != "POST":
         return None
+    declared = Headers(scope=scope).get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > ERROR_BODY_LIMIT):
+        return None
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += message.get("body", b"")
+        if len(body) > ERROR_BODY_LIMIT:
+            return None
+        if not message.get("more_body", False):
+            break
     try:
-        body = json.loads(await request.body())
+        parsed = json.loads(body)
     except (ValueError, RecursionError):
         return None
-    return body.get("id") if isinstance(body, dict) else None
+    return parsed.get("id") if isinstance(parsed, dict) else None
 
 
 def _jsonrpc_error(status: int, request_id: Any, code: int, message: str, data: Any = None) -> Response:
@@ -221,6 +253,34 @@ def _for_sdk(scope: Scope, **extra: Any) -> Scope:
     return inner
 
 
+def _opens_session(scope: Scope) -> bool:
+    """Whether the SDK would open a handshake-era session for this request (no session id, not 2026-07-28)."""
+    headers = Headers(scope=scope)
+    version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    return headers.get(MCP_SESSION_ID_HEADER) is None and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+async def _serve_opening(
+    manager: StreamableHTTPSessionManager, scope: Scope, receive: Receive, send: Send, opened: Any
+) -> None:
+    """Let the SDK answer a session-opening request; ``opened(session_id | None)`` is called exactly once."""
+    pending = True
+
+    async def watch(message: Message) -> None:
+        nonlocal pending
+        if pending and message["type"] == "http.response.start":
+            pending = False
+            sid = message["status"] < 400 and Headers(raw=message.get("headers", [])).get(MCP_SESSION_ID_HEADER)
+            opened(sid or None)
+        await send(message)
+
+    try:
+        await manager.handle_request(scope, receive, watch)
+    finally:
+        if pending:
+            opened(None)
+
+
 class EpisodeEndpoint:
     """ASGI app for ``/episodes/{episode_id}/mcp``: checks the id, then hands the request to the SDK."""
 
@@ -230,20 +290,56 @@ class EpisodeEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request addressed to an episode."""
+        router = self.router
+        ident = scope["path_params"]["episode_id"]
+        sessions = router.sessions
+        manager = sessions.session_manager
+        assert manager is not None, "the HTTP app's lifespan is not running"
+        episode = router.manager._episodes.get(ident)  # noqa: SLF001 - the hot path: one dict lookup
+        if episode is None or episode.state != "live":
+            session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+            if scope["method"] == "DELETE" and session_id is not None and sessions.sdk_has(session_id):
+                # A client may always end its own session, whatever became of the episode.
+                sessions.forget(session_id)
+                await manager.handle_request(_for_sdk(scope), receive, send)
+                return
+            await self._not_found(ident, scope, receive, send)
+            return
+        inner = _for_sdk(scope, **{EPISODE_SCOPE_KEY: ident})
+        if scope["method"] == "POST" and _opens_session(scope):
+            refusal = await _security_refusal(self.security, scope, receive)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+            if not sessions.admit_episode(ident):
+                message = (
+                    f"episode {ident!r} already has {sessions.per_episode} open MCP sessions; "
+                    "end one (the client's DELETE) or use the 2026-07-28 protocol, which needs none"
+                )
+                request_id = await _request_id(scope, receive)
+                await _jsonrpc_error(503, request_id, EPISODE_LIMIT_REACHED, message)(scope, receive, send)
+                return
+            await _serve_opening(manager, inner, receive, send, lambda sid: sessions.opened_episode(ident, sid))
+            return
+        await manager.handle_request(inner, receive, send)
+        if scope["method"] == "DELETE":
+            session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+            if session_id is not None and not sessions.sdk_has(session_id):
+                sessions.forget(session_id)
+
+    async def _not_found(self, ident: str, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = await _security_refusal(self.security, scope, receive)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        ident = scope["path_params"]["episode_id"]
         try:
             self.router.manager.get(ident, live=True)
+            message = f"episode {ident!r} is not live"
         except EpisodeNotFound as exc:
-            request_id = await _request_id(Request(scope, receive))
-            data = {"error": "episode_not_found", "episode": ident}
-            await _jsonrpc_error(404, request_id, EPISODE_NOT_FOUND, str(exc), data)(scope, receive, send)
-            return
-        assert self.router.session_manager is not None, "the HTTP app's lifespan is not running"
-        await self.router.session_manager.handle_request(_for_sdk(scope, **{EPISODE_SCOPE_KEY: ident}), receive, send)
+            message = str(exc)
+        request_id = await _request_id(scope, receive)
+        data = {"error": "episode_not_found", "episode": ident}
+        await _jsonrpc_error(404, request_id, EPISODE_NOT_FOUND, message, data)(scope, receive, send)
 
 
 class PlainEndpoint:
@@ -259,52 +355,34 @@ class PlainEndpoint:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        request = Request(scope, receive)
-        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        headers = Headers(scope=scope)
+        version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            response = await self._refuse_sessionless(request, version)
-            await response(scope, receive, send)
+            await self._refuse_sessionless(scope, receive, send, version)
             return
-        assert self.router.session_manager is not None, "the HTTP app's lifespan is not running"
-        session_id = request.headers.get(MCP_SESSION_ID_HEADER)
+        manager = self.router.session_manager
+        assert manager is not None, "the HTTP app's lifespan is not running"
+        session_id = headers.get(MCP_SESSION_ID_HEADER)
         if session_id is None:
-            await self._open_session(request, scope, receive, send)
+            sessions = self.router.sessions
+            if not sessions.admit_plain():
+                request_id = await _request_id(scope, receive)
+                await _jsonrpc_error(503, request_id, EPISODE_LIMIT_REACHED, self.router.limit_message())(scope, receive, send)
+                return
+            await _serve_opening(manager, _for_sdk(scope), receive, send, sessions.opened_plain)
             return
-        await self.router.session_manager.handle_request(_for_sdk(scope), receive, send)
-        if request.method == "DELETE":
+        await manager.handle_request(_for_sdk(scope), receive, send)
+        if scope["method"] == "DELETE":
             self.router.end_session(session_id)
 
-    async def _open_session(self, request: Request, scope: Scope, receive: Receive, send: Send) -> None:
-        """A request without a session (an initialize): admitted under the cap, its new session registered."""
-        if not self.router.admit():
-            request_id = await _request_id(request)
-            refusal = _jsonrpc_error(503, request_id, EPISODE_LIMIT_REACHED, self.router.limit_message())
-            await refusal(scope, receive, send)
-            return
-        pending = True
-
-        async def watch(message: Message) -> None:
-            nonlocal pending
-            if pending and message["type"] == "http.response.start":
-                pending = False
-                opened = message["status"] < 400 and Headers(raw=message.get("headers", [])).get(MCP_SESSION_ID_HEADER)
-                self.router.opened(opened or None)
-            await send(message)
-
-        assert self.router.session_manager is not None
-        try:
-            await self.router.session_manager.handle_request(_for_sdk(scope), receive, watch)
-        finally:
-            if pending:
-                self.router.opened(None)
-
-    async def _refuse_sessionless(self, request: Request, version: str) -> Response:
+    async def _refuse_sessionless(self, scope: Scope, receive: Receive, send: Send, version: str) -> None:
         """JSON-RPC -32022 naming the handshake versions, so auto-mode clients fall back to a session."""
         message = (
             "the plain /mcp endpoint serves one episode per MCP session, so it needs the initialize handshake; "
             "use a handshake protocol version, or create an episode (POST /control/episodes) and connect to its "
-            f"mcp_url for protocol {version}"
+            f"mcp_url for protocol {version[:40]}"
         )
-        data = types.UnsupportedProtocolVersionErrorData(supported=list(HANDSHAKE_PROTOCOL_VERSIONS), requested=version)
-        request_id = await _request_id(request)
-        return _jsonrpc_error(400, request_id, types.UNSUPPORTED_PROTOCOL_VERSION, message, data.model_dump(mode="json"))
+        data = types.UnsupportedProtocolVersionErrorData(supported=list(HANDSHAKE_PROTOCOL_VERSIONS), requested=version[:40])
+        request_id = await _request_id(scope, receive)
+        response = _jsonrpc_error(400, request_id, types.UNSUPPORTED_PROTOCOL_VERSION, message, data.model_dump(mode="json"))
+        await response(scope, receive, send)

@@ -110,6 +110,10 @@ class VanishingEpisode:
         pass
 
 
+async def _no_pause(seconds: float) -> None:
+    """The pause before a re-run is not spent in tests."""
+
+
 async def test_an_episode_lost_on_the_server_is_a_connection_error_and_retried(tmp_path: Path) -> None:
     with anyio.fail_after(60):
         async with running_http(environment) as server:
@@ -117,8 +121,45 @@ async def test_an_episode_lost_on_the_server_is_a_connection_error_and_retried(t
             common = {"env": environment, "agent": agent, "tasks": "report_balance", "server": server.url, "token": server.token}
             once = await run(RunConfig(**common, out=tmp_path / "a", retries=0))  # type: ignore[arg-type]
             agent.attempts = 0
-            retried = await run(RunConfig(**common, out=tmp_path / "b", retries=1))  # type: ignore[arg-type]
+            retried = await run(RunConfig(**common, out=tmp_path / "b", retries=1, sleep=_no_pause))  # type: ignore[arg-type]
     (line,) = once.lines
     assert line.status == "errored" and line.error_class == "connection" and line.attempts == 1
     (line,) = retried.lines
     assert line.status == "graded" and line.attempts == 2 and not line.passed
+
+
+async def test_an_http_episode_costs_its_calls_plus_two_control_requests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[tuple[str, str]] = []
+    original = httpx.AsyncClient.send
+
+    async def spy(self, request, **options):  # type: ignore[no-untyped-def]
+        sent.append((request.method, request.url.path))
+        return await original(self, request, **options)
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", spy)
+    rebuilt: list[str] = []
+    monkeypatch.setattr("clients.backends.HttpBackend._instance", _spy_instance(rebuilt))
+    with anyio.fail_after(60):
+        async with running_http(environment) as server:
+            config = RunConfig(env=environment, agent="oracle", seeds="0-1", out=tmp_path / "run", server=server.url, token=server.token)
+            outcome = await run(config)
+            assert len(server.manager) == 0
+    assert all(line.passed for line in outcome.lines) and len(outcome.lines) == 2 * len(environment.task_templates())
+    per_episode = [(method, path.rsplit("/", 1)[-1]) for method, path in sent if path != "/control/health"]
+    assert sorted(set(per_episode)) == [("POST", "episodes"), ("POST", "finish")]
+    assert len(per_episode) == 2 * len(outcome.lines)
+    assert rebuilt and all(kind == "server" for kind in rebuilt)  # the oracle came with the create response
+
+
+def _spy_instance(seen: list[str]):  # type: ignore[no-untyped-def]
+    from clients.backends import HttpBackend
+
+    original = HttpBackend._instance
+
+    def spy(self, task, seed, body):  # type: ignore[no-untyped-def]
+        seen.append("server" if isinstance(body.get("oracle"), list) else "local")
+        instance = original(self, task, seed, body)
+        assert instance.rubric == []  # the rubric never leaves the server
+        return instance
+
+    return spy

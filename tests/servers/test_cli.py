@@ -44,7 +44,8 @@ def test_serve_help_describes_every_flag(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0
     assert "Serve the environment's tools over MCP" in out
     flags = ("--transport", "--host", "--port", "--task", "--seed", "--record", "--record-dir", "--token", "--no-token")
-    for flag in (*flags, "--max-episodes", "--max-sessions"):
+    limits = ("--max-episodes", "--max-sessions", "--sessions-per-episode", "--idle-timeout", "--closed-ttl", "--reap-interval")
+    for flag in (*flags, *limits, "--output-schemas"):
         assert flag in out, flag
     assert "UNSAFE" in out  # --no-token says what it gives away
 
@@ -61,6 +62,10 @@ def test_serve_help_describes_every_flag(capsys: pytest.CaptureFixture[str]) -> 
         (["serve", "--transport", "http", "--max-sessions", "0"], "--max-sessions must be >= 1"),
         (["serve", "--transport", "http", "--token", "t", "--no-token"], "either --token T or --no-token"),
         (["serve", "--transport", "http", "--token", " "], "--token is empty"),
+        (["serve", "--transport", "http", "--idle-timeout", "0"], "--idle-timeout must be a positive number"),
+        (["serve", "--transport", "http", "--closed-ttl", "-1"], "--closed-ttl must be a positive number"),
+        (["serve", "--transport", "http", "--reap-interval", "inf"], "--reap-interval must be a positive number"),
+        (["serve", "--transport", "http", "--sessions-per-episode", "0"], "--sessions-per-episode must be >= 1"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -74,6 +79,55 @@ def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], ar
 def test_bad_flag_values_are_argparse_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     code, _, err = run_cli(capsys, *argv)
     assert code == 2 and "invalid" in err and "Traceback" not in err
+
+
+def test_an_unwritable_record_path_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    for argv in (["serve", "--record", str(blocker / "episode.jsonl")], ["serve", "--record", str(tmp_path)],
+                 ["serve", "--transport", "http", "--record-dir", str(blocker / "records")]):
+        code, out, err = run_cli(capsys, *argv)
+        assert code == 2 and out == "", argv
+        assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+
+
+def test_the_reaper_flags_reach_the_server(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    seen: dict[str, object] = {}
+
+    async def fake_serve(environment, host, port, *, manager, **options):  # type: ignore[no-untyped-def]
+        seen.update(options, idle_timeout=manager.idle_timeout, closed_ttl=manager.closed_ttl)
+
+    monkeypatch.setattr("servers.http.serve_http", fake_serve)
+    argv = ["serve", "--transport", "http", "--idle-timeout", "12", "--closed-ttl", "34", "--reap-interval", "5",
+            "--sessions-per-episode", "2", "--output-schemas", "none"]
+    code, _, _ = run_cli(capsys, *argv)
+    assert code == 0
+    assert seen["idle_timeout"] == 12 and seen["closed_ttl"] == 34 and seen["reap_interval"] == 5
+    assert seen["sessions_per_episode"] == 2 and seen["output_schemas"] == "none"
+
+
+async def test_running_out_of_file_descriptors_does_not_flood_the_log() -> None:
+    command = ["bash", "-c", f"ulimit -n 40; exec {sys.executable} -m tests.toy_env serve --transport http --port 0 --no-token"]
+    held: list[anyio.abc.SocketStream] = []
+    rest = b""
+    with anyio.fail_after(60):
+        async with await anyio.open_process(command, cwd=REPO) as process:
+            try:
+                lines = await read_banner(process)
+                host, port = lines["control API"].split()[0].split("//")[1].split("/")[0].rsplit(":", 1)
+                for _ in range(60):  # more connections than the server has descriptors
+                    held.append(await anyio.connect_tcp(host, int(port)))
+                assert process.stderr is not None
+                with anyio.move_on_after(3):  # what it logs while it cannot accept
+                    async for chunk in process.stderr:
+                        rest += chunk
+            finally:
+                for stream in held:
+                    await stream.aclose()
+                process.kill()
+            await process.wait()
+    assert b"out of file descriptors" in rest
+    assert len(rest) < 4000 and b"Traceback" not in rest
 
 
 def test_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

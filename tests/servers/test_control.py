@@ -29,7 +29,17 @@ async def test_health_and_environment() -> None:
     with anyio.fail_after(20):
         async with running_http(environment) as server, control_client(server) as http:
             health = await http.get("/health")
-            assert health.status_code == 200 and health.json() == {"status": "ok", "env": "toy", "episodes": 0}
+            assert health.status_code == 200
+            assert health.json() == {
+                "status": "ok",
+                "env": "toy",
+                "episodes": 0,
+                "limits": {
+                    "episodes": {"open": 0, "max": 1024},
+                    "mcp_sessions": {"open": 0, "max": 64},
+                    "episode_sessions": {"open": 0, "max_per_episode": 4},
+                },
+            }
             env = (await http.get("/environment")).json()
             assert env["name"] == "toy" and env["tasks"] == 1
             assert [t["name"] for t in env["tools"]] == ["list_accounts", "get_account", "transfer", "submit_answer"]

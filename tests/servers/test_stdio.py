@@ -92,3 +92,23 @@ async def test_sigterm_still_writes_the_footer(tmp_path: Path) -> None:
             assert await process.wait() == -signal.SIGTERM
     record = read_record(record_path, require_closed=True)
     assert record.closed is not None and record.closed.reason == "SIGTERM"
+
+
+async def test_sigint_closes_the_episode_and_the_process(tmp_path: Path) -> None:
+    record_path = tmp_path / "interrupted.jsonl"
+    command = [sys.executable, "-m", "tests.toy_env", "serve", "--record", str(record_path)]
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
+    with anyio.fail_after(60):
+        async with await anyio.open_process(command, cwd=REPO) as process:
+            assert process.stdin is not None and process.stdout is not None
+            await process.stdin.send((json.dumps(initialize) + "\n").encode())
+            reply = b""
+            while not reply.endswith(b"\n"):
+                reply += await process.stdout.receive()
+            process.send_signal(signal.SIGINT)  # Ctrl-C in the terminal that launched it; stdin stays open
+            assert await process.wait() == -signal.SIGINT
+    record = read_record(record_path, require_closed=True)
+    assert record.closed is not None and record.closed.reason == "SIGINT"
