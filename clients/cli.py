@@ -26,6 +26,8 @@ COMMANDS: list[str] = [
     "export",
     "tasks",
     "check",
+    "view",
+    "show",
 ]
 """Modules of ``clients.commands``, in the order ``toolgym --help`` lists them."""
 

@@ -1,0 +1,256 @@
+// run.js: the run page — figures, charts per task and category, the task × trial grid, what failed, episodes.
+
+const filters = new Map(); // run index → {failed, task, category, split, tag, q}
+const LIST_PAGE = 100;
+
+function filterOf(runIndex) {
+  if (!filters.has(runIndex)) filters.set(runIndex, {failed: false, task: "", category: "", split: "", tag: "", q: "", shown: LIST_PAGE});
+  return filters.get(runIndex);
+}
+
+function haystack(row) {
+  if (row._hay === undefined) {
+    row._hay = [row.id, row.task, row.agent, row.stop, row.ecls, row.err, ...(row.failed || [])].filter(Boolean).join("\n").toLowerCase();
+  }
+  return row._hay;
+}
+
+function matches(run, row, f) {
+  const meta = run.tasks[row.task] || {};
+  if (f.failed && row.status === "graded" && row.passed) return false;
+  if (f.task && row.task !== f.task) return false;
+  if (f.category && meta.category !== f.category) return false;
+  if (f.split && meta.split !== f.split) return false;
+  if (f.tag && !(meta.tags || []).includes(f.tag)) return false;
+  if (f.q && !haystack(row).includes(f.q.toLowerCase())) return false;
+  return true;
+}
+
+function card(label, value, sub, key) {
+  return h("div", {class: "stat", data: {stat: key}}, h("div", {class: "stat-label"}, label), h("div", {class: "stat-value"}, value), sub ? h("div", {class: "stat-sub"}, sub) : null);
+}
+
+function agentCards(agent, k) {
+  const o = agent.overall;
+  const cards = [
+    card("episodes", int(o.episodes), o.errored ? int(o.errored) + " infra errors (excluded)" : int(o.problems) + " problems", "episodes"),
+    card("pass@1", pct(o.pass_at_1), "95% CI " + ci(o.pass_at_1_ci, true), "pass_at_1"),
+  ];
+  if (k > 1) {
+    cards.push(card("pass^" + k, pct(o.pass_hat_k), "all " + k + " trials pass", "pass_hat_k"));
+    cards.push(card("pass@" + k, pct(o.pass_at_k), "some of " + k + " trials pass", "pass_at_k"));
+  }
+  cards.push(
+    card("mean score", num(o.mean_score, 2), "95% CI " + ci(o.score_ci), "mean_score"),
+    card("tool calls", num(o.mean_tool_calls, 1), "per episode · " + int(o.tool_errors) + " failed", "tool_calls"),
+    card("tokens", int(o.tokens), int(Math.round(o.tokens / Math.max(1, o.episodes + o.errored))) + " per episode", "tokens"),
+    card("time", num(o.mean_wall_s, 2) + " s", "per episode", "time"),
+  );
+  return h("div", {class: "stats"}, cards);
+}
+
+function bars(items, key) {
+  return h(
+    "div",
+    {class: "bars", data: {chart: key}},
+    items.map((it) => {
+      const fill = h("div", {class: "bar-fill " + (it.value === null ? "" : it.value >= 0.999 ? "pass" : it.value <= 0.001 ? "fail" : "mid")});
+      fill.style.width = ((it.value || 0) * 100).toFixed(2) + "%";
+      const track = h("div", {class: "bar-track", title: it.title || null}, fill);
+      if (it.ci && it.ci[1] > it.ci[0]) {
+        const whisker = h("div", {class: "bar-ci"});
+        whisker.style.left = (it.ci[0] * 100).toFixed(2) + "%";
+        whisker.style.width = ((it.ci[1] - it.ci[0]) * 100).toFixed(2) + "%";
+        track.append(whisker);
+      }
+      return h("div", {class: "bar-row", data: {name: it.label}}, h("span", {class: "bar-label", title: it.label}, it.labelNode || it.label), track, h("span", {class: "bar-value"}, it.note));
+    }),
+  );
+}
+
+function statsItem(stats) {
+  return {
+    label: String(stats.name),
+    value: stats.mean_score,
+    ci: stats.score_ci,
+    note: num(stats.mean_score, 2) + " · pass@1 " + pct(stats.pass_at_1) + " · n " + stats.episodes,
+    title: "mean score " + num(stats.mean_score, 3) + ", 95% CI " + ci(stats.score_ci),
+  };
+}
+
+function taskTable(run, agent, visible) {
+  const k = run.k;
+  const heads = ["task", "category", "split", {text: "n", attrs: {class: "num"}}, {text: "pass@1", attrs: {class: "num"}}, {text: "95% CI", attrs: {class: "num"}}];
+  if (k > 1) heads.push({text: "pass^" + k, attrs: {class: "num"}}, {text: "pass@" + k, attrs: {class: "num"}});
+  heads.push({text: "score", attrs: {class: "num"}}, {text: "95% CI", attrs: {class: "num"}}, {text: "calls", attrs: {class: "num"}}, {text: "errs", attrs: {class: "num"}}, {text: "s/ep", attrs: {class: "num"}}, {text: "infra", attrs: {class: "num"}});
+  const rows = agent.tasks
+    .filter((t) => visible.has(t.name))
+    .map((t) => {
+      const meta = run.tasks[t.name] || {};
+      const cells = [
+        h("td", {class: "name"}, String(t.name), meta.description ? h("div", {class: "muted small"}, String(meta.description)) : null),
+        h("td", null, String(meta.category || "–")),
+        h("td", null, String(meta.split || "–")),
+        h("td", {class: "num"}, int(t.episodes)),
+        h("td", {class: "num " + (t.pass_at_1 === 1 ? "good" : t.pass_at_1 === 0 ? "bad" : "")}, pct(t.pass_at_1)),
+        h("td", {class: "num muted"}, ci(t.pass_at_1_ci, true)),
+      ];
+      if (k > 1) cells.push(h("td", {class: "num"}, pct(t.pass_hat_k)), h("td", {class: "num"}, pct(t.pass_at_k)));
+      cells.push(h("td", {class: "num"}, num(t.mean_score, 2)), h("td", {class: "num muted"}, ci(t.score_ci)), h("td", {class: "num"}, num(t.mean_tool_calls, 1)), h("td", {class: "num"}, int(t.tool_errors)), h("td", {class: "num"}, num(t.mean_wall_s, 2)), h("td", {class: "num" + (t.errored ? " bad" : "")}, int(t.errored)));
+      return h("tr", {data: {task: String(t.name)}}, cells);
+    });
+  return table(heads, rows, {class: "grid-table tasks"});
+}
+
+function gridSection(run, runIndex, f) {
+  const rows = new Map();
+  const multi = run.agents.length > 1;
+  run.episodes.forEach((row, i) => {
+    const key = multi ? row.task + " · " + row.agent : row.task;
+    if (!rows.has(key)) rows.set(key, []);
+    rows.get(key).push(i);
+  });
+  const lines = [];
+  for (const [key, indexes] of rows) {
+    const shown = indexes.filter((i) => matches(run, run.episodes[i], f));
+    if (!shown.length) continue;
+    const cells = [];
+    let seed = null;
+    for (const i of indexes) {
+      const row = run.episodes[i];
+      if (seed !== null && row.seed !== seed) cells.push(h("span", {class: "gap"}));
+      seed = row.seed;
+      const v = verdict(row);
+      const tip = "seed " + row.seed + " trial " + row.trial + " · " + v.text + (row.score !== null ? " · score " + num(row.score, 2) : "") + (row.failed.length ? " · failed: " + row.failed.join(", ") : "") + (row.err ? " · " + row.err : "");
+      cells.push(link(["ep", runIndex, i], {class: "cell " + v.cls + (shown.includes(i) ? "" : " dim"), title: tip, data: {verdict: v.cls}}));
+    }
+    lines.push(h("div", {class: "grid-row"}, h("span", {class: "grid-label", title: key}, key), h("span", {class: "grid-cells"}, cells)));
+  }
+  const legend = h("div", {class: "legend"}, h("span", {class: "cell pass"}), " pass ", h("span", {class: "cell fail"}), " fail ", h("span", {class: "cell err"}), " infra error · one square per trial, seeds apart");
+  return section("Task × trial", legend, lines.length ? h("div", {class: "grid", data: {cells: lines.length}}, lines) : h("p", {class: "muted"}, "No episode matches the filters."));
+}
+
+function episodeList(run, runIndex, f, indexes) {
+  const multi = run.agents.length > 1;
+  const heads = ["", "task", {text: "seed", attrs: {class: "num"}}, {text: "trial", attrs: {class: "num"}}];
+  if (multi) heads.push("agent");
+  heads.push({text: "score", attrs: {class: "num"}}, {text: "calls", attrs: {class: "num"}}, {text: "errs", attrs: {class: "num"}}, {text: "tokens", attrs: {class: "num"}}, {text: "time", attrs: {class: "num"}}, "failed criteria · error");
+  const rows = indexes.slice(0, f.shown).map((i) => {
+    const row = run.episodes[i];
+    const v = verdict(row);
+    const cells = [h("td", null, badge(v.cls, v.text)), h("td", null, link(["ep", runIndex, i], null, String(row.task))), h("td", {class: "num"}, row.seed), h("td", {class: "num"}, row.trial)];
+    if (multi) cells.push(h("td", null, String(row.agent)));
+    cells.push(h("td", {class: "num"}, num(row.score, 2)), h("td", {class: "num"}, int(row.calls)), h("td", {class: "num"}, int(row.errs)), h("td", {class: "num"}, int(row.tokens)), h("td", {class: "num"}, dur(row.ms)), h("td", {class: "small"}, row.status === "errored" ? "[" + String(row.ecls) + "] " + String(row.err || "") : row.failed.join(", ")));
+    return h("tr", {data: {episode: String(row.id)}}, cells);
+  });
+  const more = indexes.length > f.shown ? h("button", {class: "btn", onclick: () => { f.shown += LIST_PAGE * 5; renderRun(runIndex); }}, "show more (" + int(indexes.length - f.shown) + " left)") : null;
+  return section("Episodes", table(heads, rows, {class: "grid-table episodes"}), more);
+}
+
+function failedCriteria(agent, f, runIndex) {
+  const crit = agent.failed_criteria.map((c) =>
+    h("tr", {data: {criterion: String(c.name)}}, h("td", null, h("button", {class: "linkish", title: "show the episodes where it failed", onclick: () => { f.q = String(c.name); f.failed = true; renderRun(runIndex); }}, String(c.name))), h("td", {class: "num"}, c.failures + " / " + c.of), h("td", {class: "small"}, c.tasks.slice(0, 6).join(", ") + (c.tasks.length > 6 ? " …" : ""))),
+  );
+  return section("Criteria that failed most", crit.length ? table(["criterion", {text: "failed", attrs: {class: "num"}}, "tasks"], crit, {class: "grid-table failed-criteria"}) : h("p", {class: "muted"}, "No criterion failed."));
+}
+
+function toolErrors(agent) {
+  const tools = Object.entries(agent.tool_errors).map(([name, n]) => h("tr", null, h("td", null, name), h("td", {class: "num"}, int(n))));
+  const infra = Object.entries(agent.error_classes).map(([name, n]) => h("tr", null, h("td", null, name), h("td", {class: "num bad"}, int(n))));
+  return section(
+    "Tool errors by class",
+    tools.length ? table(["class: code", {text: "calls", attrs: {class: "num"}}], tools, {class: "grid-table tool-errors"}) : h("p", {class: "muted"}, "No tool call failed."),
+    infra.length ? [h("h3", null, "Infrastructure errors (episodes excluded from scores)"), table(["class", {text: "episodes", attrs: {class: "num"}}], infra)] : null,
+  );
+}
+
+function select(label, value, options, onchange) {
+  return h("label", null, label + " ", h("select", {onchange: (e) => onchange(e.target.value)}, h("option", {value: ""}, "all"), options.map((o) => h("option", {value: o, selected: o === value}, o))));
+}
+
+function filterBar(run, runIndex, f, counts) {
+  const meta = Object.values(run.tasks);
+  const uniq = (xs) => [...new Set(xs)].filter((x) => x && x !== "-").sort();
+  const again = (key) => (value) => { f[key] = value; f.shown = LIST_PAGE; renderRun(runIndex); };
+  const search = h("input", {type: "search", placeholder: "search tasks, ids, criteria, errors", value: f.q, id: "search"});
+  let timer = null;
+  search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { f.typing = true; again("q")(search.value.trim()); }, 150); });
+  return h(
+    "div",
+    {class: "filters"},
+    h("label", null, h("input", {type: "checkbox", id: "failed-only", checked: f.failed, onchange: (e) => again("failed")(e.target.checked)}), " failed only"),
+    select("task", f.task, Object.keys(run.tasks).sort(), again("task")),
+    select("category", f.category, uniq(meta.map((m) => m.category)), again("category")),
+    select("split", f.split, uniq(meta.map((m) => m.split)), again("split")),
+    select("tag", f.tag, uniq(meta.flatMap((m) => m.tags || [])), again("tag")),
+    search,
+    h("span", {class: "counts", data: counts}, int(counts.shown) + " of " + int(counts.total) + " episodes · " + int(counts.pass) + " pass · " + int(counts.fail) + " fail · " + int(counts.errored) + " infra errors"),
+  );
+}
+
+function runHeader(run, runIndex) {
+  const agents = run.agents.map((a) => a.agent).join(", ");
+  const models = [...new Set(run.agents.map((a) => a.model))].join(", ");
+  return h(
+    "div",
+    {class: "run-head"},
+    h("h1", null, String(run.env), h("span", {class: "muted"}, " · " + agents)),
+    h(
+      "dl",
+      {class: "meta cols"},
+      h("dt", null, "run"), h("dd", null, String(run.label)),
+      h("dt", null, "agent"), h("dd", {data: {field: "agent"}}, agents),
+      h("dt", null, "model"), h("dd", {data: {field: "model"}}, models || "–"),
+      h("dt", null, "environment"), h("dd", null, String(run.env)),
+      h("dt", null, "fixture version"), h("dd", null, run.fixture_versions.join(", ") || "–"),
+      h("dt", null, "date"), h("dd", null, String(run.date)),
+      h("dt", null, "trials per problem (k)"), h("dd", null, String(run.k)),
+      h("dt", null, "folder"), h("dd", {class: "small"}, String(run.path)),
+    ),
+    run.problems ? h("div", {class: "notice"}, run.problems + " record file(s) are missing or incomplete; their episodes say why.") : null,
+  );
+}
+
+function renderRun(runIndex) {
+  const app = clear(document.getElementById("app"));
+  const run = DATA.runs[runIndex];
+  const f = filterOf(runIndex);
+  const crumbs = [link(["run", runIndex], null, String(run.label))];
+  if (DATA.kind === "compare") crumbs.unshift(link([], null, "comparison"));
+  setCrumbs(...crumbs);
+  const indexes = [];
+  const visible = new Set();
+  const counts = {total: run.episodes.length, shown: 0, pass: 0, fail: 0, errored: 0};
+  run.episodes.forEach((row, i) => {
+    if (!matches(run, row, f)) return;
+    indexes.push(i);
+    visible.add(row.task);
+    counts.shown++;
+    if (row.status === "errored") counts.errored++;
+    else if (row.passed) counts.pass++;
+    else counts.fail++;
+  });
+  app.append(runHeader(run, runIndex));
+  for (const agent of run.agents) {
+    if (run.agents.length > 1) app.append(h("h2", {class: "agent-name"}, String(agent.agent)));
+    app.append(agentCards(agent, run.k));
+  }
+  app.append(filterBar(run, runIndex, f, counts));
+  const grid = gridSection(run, runIndex, f);
+  run.agents.forEach((agent, n) => {
+    const tasks = agent.tasks.filter((t) => visible.has(t.name)).map(statsItem);
+    const cats = agent.categories.filter((c) => !f.category || c.name === f.category).map(statsItem);
+    const perTask = section("Score per task (mean, 95% CI)", tasks.length ? bars(tasks, "tasks") : h("p", {class: "muted"}, "No task matches."));
+    app.append(h("div", {class: "two"}, perTask, n === 0 ? grid : h("div")));
+    app.append(h("div", {class: "two"}, h("div", {class: "stack"}, section("Score per category", bars(cats, "categories")), toolErrors(agent)), failedCriteria(agent, f, runIndex)));
+    app.append(section("Tasks", taskTable(run, agent, visible)));
+  });
+  if (!run.agents.length) app.append(grid);
+  app.append(episodeList(run, runIndex, f, indexes));
+  const search = document.getElementById("search");
+  if (search && f.typing) {
+    f.typing = false;
+    search.focus();
+    search.setSelectionRange(search.value.length, search.value.length);
+  }
+}
