@@ -59,7 +59,7 @@ def secret_values(criterion: Any) -> list[str]:
         patterns += [criterion.before, criterion.after]
     for pattern in patterns:
         if pattern is not None:
-            for matcher in pattern.args.values():
+            for matcher in [*pattern.args.values(), *pattern.result.values()]:
                 found += _matcher_values(matcher)
     return found
 

@@ -1,9 +1,10 @@
 """Transcript rules: what the agent must and must not call, in which order, within which budget.
 
 They read only the record's tool calls (arguments as the client sent them, status, error class), so any
-MCP agent is judged the same way. A :class:`CallPattern` names a tool, optional argument matchers and the
-status that counts (``ok``: succeeded, ``error``: failed, ``any``). A plain tool name may be written
-wherever a pattern is expected.
+MCP agent is judged the same way. A :class:`CallPattern` names a tool, optional argument matchers, optional
+matchers on the call's structured result (what the tool answered: ``{"result": {"agreed": True}}`` counts
+only the proposals a simulated customer accepted) and the status that counts (``ok``: succeeded, ``error``:
+failed, ``any``). A plain tool name may be written wherever a pattern is expected.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from graders.criteria.base import CriterionBase, CriterionResult, tool_argument_names
-from graders.criteria.matchers import MatcherField, lookup, short
+from graders.criteria.matchers import MISSING, MatcherField, lookup, short
 from servers.record import ToolCallEvent
 
 if TYPE_CHECKING:
@@ -46,19 +47,22 @@ def render_call(event: ToolCallEvent, limit: int = 100) -> str:
 
 
 class CallPattern(BaseModel):
-    """Which calls count: a tool name, argument matchers (dotted paths allowed) and a status."""
+    """Which calls count: a tool name, argument matchers (dotted paths allowed), result matchers and a status."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tool: str
     args: dict[str, MatcherField] = Field(default_factory=dict)
+    result: dict[str, MatcherField] = Field(default_factory=dict)
+    """Matchers on the call's structured result (dotted paths allowed); only a successful call has one."""
     status: Status = "ok"
 
     def describe(self) -> str:
         """``verify_identity(customer_id=3)`` (for evidence: it shows the expected argument values)."""
         args = ", ".join(f"{k}={m.describe()}" for k, m in self.args.items())
         status = "" if self.status == "ok" else f" [{self.status}]"
-        return f"{self.tool}({args}){status}"
+        answered = f" → {', '.join(f'{k}={m.describe()}' for k, m in self.result.items())}" if self.result else ""
+        return f"{self.tool}({args}){answered}{status}"
 
     def signature(self) -> str:
         """``verify_identity(customer_id)``: the tool and the arguments it constrains, without their values.
@@ -66,7 +70,8 @@ class CallPattern(BaseModel):
         Why: criterion names appear wherever grades go; expected values belong in evidence only.
         """
         status = "" if self.status == "ok" else f" [{self.status}]"
-        return f"{self.tool}({', '.join(self.args)}){status}"
+        answered = f" → {', '.join(self.result)}" if self.result else ""
+        return f"{self.tool}({', '.join(self.args)}){answered}{status}"
 
     def matches(self, event: ToolCallEvent) -> tuple[bool, str]:
         """Whether ``event`` is such a call, and if not (but it is the same tool), the first reason why."""
@@ -80,6 +85,10 @@ class CallPattern(BaseModel):
             ok, why = matcher.check(lookup(event.arguments, path))
             if not ok:
                 return False, f"{path}: {why}"
+        for path, matcher in self.result.items():
+            ok, why = matcher.check(lookup(event.result, path) if event.error is None else MISSING)
+            if not ok:
+                return False, f"result {path}: {why}"
         return True, "matches"
 
     def lint(self, environment: Environment, owner: str) -> list[str]:
@@ -87,11 +96,19 @@ class CallPattern(BaseModel):
         names = tool_argument_names(environment, self.tool)
         if names is None:
             return [f"{owner} names tool {self.tool!r}, which environment {environment.name!r} does not have"]
-        return [
+        problems = [
             f"{owner}: tool {self.tool!r} has no argument {path.split('.')[0]!r}"
             for path in self.args
             if path.split(".")[0] not in names
         ]
+        output = environment.tool_specs[self.tool].output_schema or {}
+        fields = set(output.get("properties", {}))
+        problems += [
+            f"{owner}: the result of tool {self.tool!r} has no field {path.split('.')[0]!r}"
+            for path in self.result
+            if path.split(".")[0] not in fields
+        ]
+        return problems
 
 
 def _pattern(value: Any) -> Any:

@@ -96,3 +96,30 @@ async def test_any_of_several_calls(run: Run, evaluate: Evaluate) -> None:
     bad = await evaluate(done, AnyToolCalled(patterns=["get_account", "verify_identity"]))
     assert not bad.passed
     assert bad.evidence == "no call of get_account() or verify_identity(); get_account was never called; verify_identity was never called"
+
+
+async def test_patterns_can_match_what_a_call_returned(run: Run, evaluate: Evaluate) -> None:
+    """A pattern's ``result`` matchers read the call's structured result: a call order can require the *answer* it got."""
+    probe = await run("transfer_funds", 0)
+    verify, wire = probe.task.oracle  # type: ignore[union-attr]
+    done = await run("transfer_funds", 0, [verify, wire])
+    verified = done.record.tool_calls[0].result
+    assert verified is not None
+    field, value = next((k, v) for k, v in verified.items() if isinstance(v, bool | str))
+    hit = await evaluate(done, ToolCalled(tool="verify_identity"))
+    assert hit.passed
+    matching = CallOrder(first={"tool": "verify_identity", "result": {field: value}}, then="transfer")
+    assert (await evaluate(done, matching)).passed
+    other = "nope" if isinstance(value, str) else not value
+    wrong = await evaluate(done, CallOrder(first={"tool": "verify_identity", "result": {field: other}}, then="transfer"))
+    assert not wrong.passed and f"result {field}" in wrong.evidence
+    assert "→" in CallOrder(first={"tool": "verify_identity", "result": {field: value}}, then="transfer").describe()
+
+
+def test_result_matchers_are_linted_against_the_output_schema() -> None:
+    from envs.support import environment
+    from graders.criteria import CallPattern
+
+    assert CallPattern(tool="propose_resolution", result={"agreed": True}).lint(environment, "x") == []
+    assert CallPattern(tool="propose_resolution", result={"no_such_field": True}).lint(environment, "x") == [
+        "x: the result of tool 'propose_resolution' has no field 'no_such_field'"]

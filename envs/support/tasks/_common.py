@@ -1,0 +1,386 @@
+"""Helpers every support task template shares: picking rows, putting a customer on the line, standard calls
+and criteria, planting setup rows.
+
+A template reads the world to choose its subject with the task's rng, plants what its story needs (the
+persona of the customer on the line above all: what they know and what they agree to), and builds its
+oracle, rubric and negatives from what it read — never from hard-coded ids. The standard criteria (declared
+outcome, claims consistent with the world, no collateral changes) are added by the grader, so a template
+lists only what is specific to its task: the end state, the forbidden calls, the questions the agent had to
+ask, the agreement it had to get before acting, the reads that justify its answer, and the figures it asks for.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from envs.support.catalog import NOW, TODAY
+from envs.support.ledger import next_world_id as next_id
+from fixtures.errors import TaskError
+from fixtures.money import format_minor
+from fixtures.persona import Persona, Terms, plant_persona
+from fixtures.world import World
+from graders.criteria import AnswerCheck, AnyToolCalled, CallOrder, StateCheck, ToolCalled, ToolNotCalled, number, state
+from graders.tasks import ToolCall, call, optional_call
+
+__all__ = [
+    "NOW", "TODAY", "AGENT", "rows", "one", "pick", "need", "next_id", "money", "full_name", "stamp", "agree", "decline",
+    "on_the_line", "ask", "offer", "verify", "answer", "refusal", "escalation", "asked", "agreed_first", "looked_up",
+    "never", "value_is", "text_is", "state", "optional_call", "call", "plant_ticket", "plant_photo", "not_mentioning",
+    "delivered_lines", "refundable_orders",
+]
+
+AGENT = "STF-0100"
+"""The support agent the agent acts as (``catalog.AGENT_STAFF_ID``)."""
+
+_MEMO: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+
+
+def rows(world: World, sql: str, *params: Any) -> list[dict[str, Any]]:
+    """Run a read query on the world (ORDER BY for determinism); memoised on untouched clones (see finance's)."""
+    if world.change_mark() != 0:
+        return world.query(sql, params)
+    key = (world.hash(), sql, params)
+    found = _MEMO.get(key)
+    if found is None:
+        found = world.query(sql, params)
+        while len(_MEMO) >= 512:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = found
+    return [dict(row) for row in found]
+
+
+def one(world: World, sql: str, *params: Any) -> dict[str, Any]:
+    """The single row ``sql`` returns; a TaskError when there is none."""
+    found = world.query(sql, params)
+    if not found:
+        raise TaskError(f"setup query found no row: {' '.join(sql.split())[:120]} {params}")
+    return found[0]
+
+
+def pick(rng: random.Random, candidates: Sequence[dict[str, Any]], what: str) -> dict[str, Any]:
+    """One of ``candidates`` chosen by the task's rng (TaskError when there is none)."""
+    if not candidates:
+        raise TaskError(f"no {what} in this world satisfies the task's preconditions")
+    return candidates[rng.randrange(len(candidates))]
+
+
+def need(condition: bool, message: str) -> None:
+    """Assert a precondition while building a task."""
+    if not condition:
+        raise TaskError(message)
+
+
+def money(minor: int) -> str:
+    """Cents → the decimal string tools take and return."""
+    return format_minor(minor, "USD")
+
+
+def full_name(customer: dict[str, Any]) -> str:
+    """``First Last``."""
+    return f"{customer['first_name']} {customer['last_name']}"
+
+
+def stamp(moment: datetime) -> str:
+    """An instant as the tables store it."""
+    return moment.isoformat()
+
+
+# -- the customer on the line ------------------------------------------------------------------------
+
+
+def agree(reply: str = "Yes, please do that.", min_amount: str | None = None) -> Terms:
+    """The customer agrees to this resolution (with ``min_amount``: only at or above it)."""
+    return Terms(agrees=True, reply=reply, min_amount=min_amount)
+
+
+def decline(reply: str = "No, I'd rather not.") -> Terms:
+    """The customer declines this resolution."""
+    return Terms(agrees=False, reply=reply)
+
+
+def on_the_line(world: World, customer: dict[str, Any] | None, wants: str, *, identity: bool = True, name: str | None = None,
+                terms: dict[str, Terms] | None = None, **facts: str) -> Persona:
+    """Plant the customer the agent talks to: by default they know their name, e-mail and date of birth
+    (``identity=False``: only their name), plus ``facts`` (topic → value), and answer ``terms``."""
+    known: dict[str, str] = {}
+    if customer is not None:
+        known["full_name"] = full_name(customer)
+        if identity:
+            known["email"], known["date_of_birth"] = customer["email"], customer["date_of_birth"]
+    known.update(facts)
+    persona = Persona(name=name or (full_name(customer) if customer else "the caller"), wants=wants, facts=known, terms=terms or {})
+    plant_persona(world, persona)
+    return persona
+
+
+def ask(topic: str, *, optional: bool = False) -> ToolCall:
+    """``ask_customer(topic)``."""
+    return (optional_call if optional else call)("ask_customer", topic=topic)
+
+
+def offer(resolution: str, amount: str | None = None, *, optional: bool = False) -> ToolCall:
+    """``propose_resolution(resolution, amount)``."""
+    arguments: dict[str, Any] = {"resolution": resolution}
+    if amount is not None:
+        arguments["amount"] = amount
+    return (optional_call if optional else call)("propose_resolution", **arguments)
+
+
+def verify(customer: dict[str, Any], *, optional: bool = False) -> ToolCall:
+    """``verify_identity`` with what the customer says (their e-mail and date of birth)."""
+    return (optional_call if optional else call)("verify_identity", customer_id=customer["customer_id"], email=customer["email"], date_of_birth=customer["date_of_birth"])
+
+
+def answer(text: str, **values: str) -> ToolCall:
+    """A ``submit_answer`` call declaring the case ``completed`` (with the figures it asks for)."""
+    arguments: dict[str, Any] = {"answer": text, "outcome": "completed"}
+    if values:
+        arguments["values"] = values
+    return ToolCall(tool="submit_answer", arguments=arguments)
+
+
+def refusal(reason_code: str, text: str) -> ToolCall:
+    """A ``submit_answer`` call declaring the request ``refused`` under ``reason_code``."""
+    return ToolCall(tool="submit_answer", arguments={"answer": text, "outcome": "refused", "reason_code": reason_code})
+
+
+def escalation(reason_code: str, text: str) -> ToolCall:
+    """A ``submit_answer`` call declaring the case ``escalated`` under ``reason_code``."""
+    return ToolCall(tool="submit_answer", arguments={"answer": text, "outcome": "escalated", "reason_code": reason_code})
+
+
+# -- criteria ------------------------------------------------------------------------------------------
+
+
+def asked(topic: str, name: str | None = None, *, weight: float = 1.0) -> ToolCalled:
+    """A gate: the agent asked the customer for ``topic`` (instead of guessing it from the records)."""
+    return ToolCalled(name=name or f"asked the customer for the {topic.replace('_', ' ')}", tool="ask_customer",
+                      args={"topic": topic}, weight=weight, gate=True)
+
+
+def agreed_first(resolution: str, then: dict[str, Any] | str, name: str, *, amount: str | None = None) -> CallOrder:
+    """A gate: every ``then`` call comes after the customer agreed to ``resolution`` (at ``amount``, when given)."""
+    args: dict[str, Any] = {"resolution": resolution}
+    if amount is not None:
+        args["amount"] = number(amount)
+    return CallOrder(name=name, first={"tool": "propose_resolution", "args": args, "result": {"agreed": True}}, then=then,
+                     require_then=True)
+
+
+def looked_up(name: str, *patterns: dict[str, Any], weight: float = 1.0) -> AnyToolCalled:
+    """A gate: some successful call matches one of ``patterns`` — the read that justifies the answer."""
+    return AnyToolCalled(name=name, patterns=list(patterns), weight=weight, gate=True)
+
+
+def never(tool: str, name: str, *, gate: bool = True, **args: Any) -> ToolNotCalled:
+    """A forbidden call: even a refused attempt counts."""
+    return ToolNotCalled(name=name, tool=tool, args=args, gate=gate)
+
+
+def value_is(field: str, expected: str, *, weight: float = 2.0, name: str | None = None) -> AnswerCheck:
+    """The answer's ``values.<field>`` equals ``expected`` as a Decimal."""
+    return AnswerCheck(name=name or f"answer gives {field.replace('_', ' ')}", field=f"values.{field}", expect=number(expected), weight=weight)
+
+
+def text_is(field: str, expected: str, *, weight: float = 1.0, name: str | None = None) -> AnswerCheck:
+    """The answer's ``values.<field>`` is exactly ``expected`` (one value, not a list of candidates)."""
+    return AnswerCheck(name=name or f"answer gives {field.replace('_', ' ')}", field=f"values.{field}", expect=expected, weight=weight)
+
+
+def not_mentioning(secret: str, name: str) -> AnswerCheck:
+    """A gate: the final answer's text does not contain ``secret`` (another customer's data)."""
+    from graders.criteria import regex
+
+    return AnswerCheck(name=name, field="answer", expect=regex(f"(?is)(?!.*{re.escape(secret)}).*"), weight=0, gate=True)
+
+
+# -- world queries and planting ------------------------------------------------------------------------
+
+
+def delivered_lines(world: World, extra: str = "", *params: Any) -> list[dict[str, Any]]:
+    """Delivered single-shipment order lines (no coupon, so an item's refund is its price) with their product,
+    delivery date and customer, nothing returned yet,
+    on active customers without an open high-severity fraud signal or chargeback; ``extra`` adds conditions."""
+    return rows(world, f"""
+        SELECT * FROM (
+          SELECT l.line_id, l.order_id, l.variant_id, l.quantity, l.unit_price_minor, v.product_id, v.option, p.name AS product,
+                 p.category, o.customer_id, o.shipping_minor, o.total_minor, s.delivered_on, s.shipment_id,
+                 (julianday('{TODAY.isoformat()}') - julianday(s.delivered_on)) AS age
+          FROM order_lines l JOIN orders o USING (order_id) JOIN variants v USING (variant_id) JOIN products p USING (product_id)
+          JOIN shipment_items i ON i.line_id = l.line_id JOIN shipments s ON s.shipment_id = i.shipment_id AND s.status = 'delivered'
+          JOIN customers c ON c.customer_id = o.customer_id AND c.status = 'active'
+          WHERE o.status = 'delivered' AND o.replacement_for IS NULL AND o.coupon_code IS NULL
+            AND NOT EXISTS (SELECT 1 FROM returns r WHERE r.order_id = o.order_id)
+            AND NOT EXISTS (SELECT 1 FROM refunds f WHERE f.order_id = o.order_id)
+            AND NOT EXISTS (SELECT 1 FROM payments y WHERE y.order_id = o.order_id AND y.status = 'chargeback')
+            AND NOT EXISTS (SELECT 1 FROM fraud_signals g WHERE g.customer_id = o.customer_id AND g.severity = 'high' AND g.status = 'open')
+            AND (SELECT count(*) FROM shipments x WHERE x.order_id = o.order_id) = 1
+        ) q WHERE 1 = 1 {extra} ORDER BY line_id""", *params)
+
+
+def refundable_orders(world: World, extra: str = "", *params: Any) -> list[dict[str, Any]]:
+    """Orders with one shipment, no coupon, no refund, no return, no chargeback, of active customers without an open
+    high-severity fraud signal, with their shipment; ``extra`` adds conditions on the joined row."""
+    return rows(world, f"""
+        SELECT * FROM (
+          SELECT o.*, s.shipment_id, s.status AS ship_status, s.promised_by, s.delivered_on,
+                 (SELECT max(at) FROM tracking_events t WHERE t.shipment_id = s.shipment_id) AS last_scan,
+                 (SELECT count(*) FROM orders z WHERE z.customer_id = o.customer_id) AS orders_of_customer,
+                 (SELECT coalesce(sum(l.unit_price_minor * i.quantity), 0) FROM shipment_items i JOIN order_lines l USING (line_id)
+                  WHERE i.shipment_id = s.shipment_id) AS shipped_minor
+          FROM orders o JOIN shipments s ON s.order_id = o.order_id
+          JOIN customers c ON c.customer_id = o.customer_id AND c.status = 'active'
+          WHERE o.replacement_for IS NULL AND o.coupon_code IS NULL
+            AND NOT EXISTS (SELECT 1 FROM refunds f WHERE f.order_id = o.order_id)
+            AND NOT EXISTS (SELECT 1 FROM returns r WHERE r.order_id = o.order_id)
+            AND NOT EXISTS (SELECT 1 FROM orders rep WHERE rep.replacement_for = o.order_id)
+            AND NOT EXISTS (SELECT 1 FROM payments y WHERE y.order_id = o.order_id AND y.status = 'chargeback')
+            AND NOT EXISTS (SELECT 1 FROM fraud_signals g WHERE g.customer_id = o.customer_id AND g.severity = 'high' AND g.status = 'open')
+            AND (SELECT count(*) FROM shipments x WHERE x.order_id = o.order_id) = 1
+        ) q WHERE 1 = 1 {extra} ORDER BY order_id""", *params)
+
+
+def plant_photo(world: World, customer_id: str, description: str) -> str:
+    """A photo the customer uploads today (what ``ask_customer('photo')`` hands over)."""
+    attachment_id = next_id(world, "attachments")
+    world.execute("INSERT INTO attachments (attachment_id, customer_id, kind, description, uploaded_at) VALUES (?, ?, 'photo', ?, ?)",
+                  (attachment_id, customer_id, description, stamp(NOW - timedelta(minutes=5))))
+    return attachment_id
+
+
+def plant_ticket(world: World, customer_id: str, subject: str, body: str, *, order_id: str | None = None, tag: str,
+                 priority: str = "normal", team: str = "frontline", hours_ago: float = 1.0, status: str = "new") -> str:
+    """A ticket the customer just opened, with its first message and tag, its SLA clock running."""
+    from envs.support.rules import SLA_HOURS
+
+    ticket_id = next_id(world, "tickets")
+    created = NOW - timedelta(hours=hours_ago)
+    world.execute(
+        "INSERT INTO tickets (ticket_id, customer_id, order_id, subject, channel, status, priority, team_id, assignee, created_at, "
+        "first_response_due, first_responded_at, merged_into) VALUES (?, ?, ?, ?, 'email', ?, ?, ?, NULL, ?, ?, NULL, NULL)",
+        (ticket_id, customer_id, order_id, subject, status, priority, team, stamp(created), stamp(created + timedelta(hours=SLA_HOURS[priority]))))
+    world.execute("INSERT INTO ticket_messages (message_id, ticket_id, at, author, kind, body) VALUES (?, ?, ?, ?, 'customer', ?)",
+                  (next_id(world, "ticket_messages"), ticket_id, stamp(created), customer_id, body))
+    world.execute("INSERT INTO ticket_tags (ticket_id, tag) VALUES (?, ?)", (ticket_id, tag))
+    return ticket_id
+
+
+def days_ago(day: str) -> int:
+    """Days from ``day`` (ISO) to today."""
+    return (TODAY - date.fromisoformat(day)).days
+
+
+__all__ += ["days_ago", "StateCheck"]
+
+
+def plant_order(world: World, customer: dict[str, Any], items: list[tuple[dict[str, Any], int]], *, placed_days_ago: int,
+                fate: str, carrier: str = "UPS") -> dict[str, Any]:
+    """Plant an order of ``items`` ((variant row, quantity)...) paid by card, and its shipment by ``fate``:
+    ``processing`` (not shipped), ``in_transit_late`` (past its promised date, scanned yesterday), ``lost``
+    (marked lost by the carrier) or ``delivered``. Returns the order's ids and figures."""
+    placed = NOW - timedelta(days=placed_days_ago, hours=3)
+    address = one(world, "SELECT * FROM addresses WHERE customer_id = ? ORDER BY is_default DESC, address_id LIMIT 1", customer["customer_id"])
+    order_id = next_id(world, "orders")
+    subtotal = sum(v["price_minor"] * q for v, q in items)
+    shipping = 0 if subtotal >= 5_000 else 599
+    world.execute(
+        "INSERT INTO orders (order_id, customer_id, placed_at, status, ship_line1, ship_line2, ship_city, ship_region, ship_postcode, "
+        "subtotal_minor, shipping_minor, discount_minor, total_minor, coupon_code, replacement_for) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, NULL)",
+        (order_id, customer["customer_id"], stamp(placed), "processing", address["line1"], address["line2"], address["city"],
+         address["region"], address["postcode"], subtotal, shipping, subtotal + shipping))
+    line_ids = []
+    for variant, quantity in items:
+        line_id = next_id(world, "order_lines")
+        world.execute("INSERT INTO order_lines (line_id, order_id, variant_id, quantity, unit_price_minor) VALUES (?, ?, ?, ?, ?)",
+                      (line_id, order_id, variant["variant_id"], quantity, variant["price_minor"]))
+        line_ids.append(line_id)
+    world.execute("INSERT INTO payments (payment_id, order_id, invoice_id, method, card_last4, amount_minor, status, captured_at) "
+                  "VALUES (?, ?, NULL, 'card', '4417', ?, 'captured', ?)", (next_id(world, "payments"), order_id, subtotal + shipping, stamp(placed)))
+    planted: dict[str, Any] = {"order_id": order_id, "line_ids": line_ids, "subtotal": subtotal, "shipping": shipping,
+                               "total": subtotal + shipping, "shipment_id": None, "tracking_number": None}
+    if fate == "processing":
+        return planted
+    shipped = placed + timedelta(days=1)
+    promised = (shipped + timedelta(days=4)).date()
+    shipment_id = next_id(world, "shipments")
+    tracking = f"1Z{900_000_000_000 + int(order_id[4:])}"
+    status = {"in_transit_late": "in_transit", "lost": "lost", "delivered": "delivered"}[fate]
+    delivered = (shipped + timedelta(days=3)).date().isoformat() if fate == "delivered" else None
+    world.execute("INSERT INTO shipments (shipment_id, order_id, carrier, tracking_number, status, shipped_on, promised_by, delivered_on) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (shipment_id, order_id, carrier, tracking, status, shipped.date().isoformat(),
+                                                      promised.isoformat(), delivered))
+    for line_id, (_, quantity) in zip(line_ids, items):
+        world.execute("INSERT INTO shipment_items (shipment_id, line_id, quantity) VALUES (?, ?, ?)", (shipment_id, line_id, quantity))
+    events = [(shipped, "label_created", "Shipping label created"), (shipped + timedelta(days=1), "in_transit", "Picked up by carrier")]
+    if fate == "in_transit_late":
+        events.append((NOW - timedelta(days=1, hours=2), "in_transit", "Delayed at sort facility: weather"))
+    elif fate == "lost":
+        events.append((shipped + timedelta(days=5), "lost", "Carrier reports the parcel lost in transit"))
+    else:
+        events.append((shipped + timedelta(days=3), "delivered", "Delivered, left at front door"))
+    for at, event_status, description in events:
+        world.execute("INSERT INTO tracking_events (event_id, shipment_id, at, status, location, description) VALUES (?, ?, ?, ?, ?, ?)",
+                      (next_id(world, "tracking_events"), shipment_id, stamp(at), event_status, "Memphis, TN", description))
+    world.execute("UPDATE orders SET status = ? WHERE order_id = ?", ("delivered" if fate == "delivered" else "shipped", order_id))
+    planted.update(shipment_id=shipment_id, tracking_number=tracking, promised_by=promised.isoformat())
+    return planted
+
+
+def plain_customers(world: World, extra: str = "", *params: Any) -> list[dict[str, Any]]:
+    """Active customers with an address, no open high-severity fraud signal, no second account; ``extra`` adds conditions on ``c``."""
+    return rows(world, f"""
+        SELECT c.* FROM customers c WHERE c.status = 'active'
+          AND EXISTS (SELECT 1 FROM addresses a WHERE a.customer_id = c.customer_id)
+          AND NOT EXISTS (SELECT 1 FROM fraud_signals g WHERE g.customer_id = c.customer_id AND g.severity = 'high' AND g.status = 'open')
+          AND NOT EXISTS (SELECT 1 FROM customers d WHERE d.customer_id != c.customer_id AND d.first_name = c.first_name
+                          AND d.last_name = c.last_name AND d.date_of_birth = c.date_of_birth)
+          {extra} ORDER BY c.customer_id""", *params)
+
+
+def variants(world: World, extra: str = "", *params: Any) -> list[dict[str, Any]]:
+    """Variants with their product (``name``, ``category``); ``extra`` adds conditions on ``v``/``p``."""
+    return rows(world, f"SELECT v.*, p.name, p.category FROM variants v JOIN products p USING (product_id) WHERE 1 = 1 {extra} "
+                       "ORDER BY v.variant_id", *params)
+
+
+__all__ += ["plant_order", "plain_customers", "variants"]
+
+
+def plant_return(world: World, line: dict[str, Any], *, status: str, inspected: bool, reason: str = "changed_mind") -> dict[str, Any]:
+    """A return case opened 9 days ago by a colleague for ``line`` (all its units), ``received`` or ``inspected`` (passed)."""
+    rma_id = next_id(world, "returns")
+    value = int(line["unit_price_minor"]) * int(line["quantity"])
+    fee = value * 1_500 // 10_000 if line["category"] == "electronics" and reason == "changed_mind" else 0
+    world.execute(
+        "INSERT INTO returns (rma_id, order_id, line_id, quantity, kind, reason, status, photo_id, exchange_variant_id, restocking_fee_minor, "
+        "created_at, created_by) VALUES (?, ?, ?, ?, 'return', ?, ?, NULL, NULL, ?, ?, 'STF-0011')",
+        (rma_id, line["order_id"], line["line_id"], line["quantity"], reason, status, fee, stamp(NOW - timedelta(days=9))))
+    if inspected:
+        world.execute("INSERT INTO inspections (inspection_id, rma_id, inspected_at, inspector, result, notes) VALUES (?, ?, ?, 'STF-0014', 'pass', ?)",
+                      (next_id(world, "inspections"), rma_id, stamp(NOW - timedelta(days=1)), "Item as described by the customer"))
+    return {"rma_id": rma_id, "fee": fee, "refundable": value - fee}
+
+
+__all__ += ["plant_return"]
+
+
+def task(**fields: Any) -> Any:
+    """A :class:`TaskDraft` whose rubric also gates every question the oracle requires asking (``asked``), unless
+    the rubric already checks that topic: a required question nobody checks would not be required at all."""
+    from graders.tasks import TaskDraft
+
+    rubric = list(fields.pop("rubric"))
+    covered = {c.args["topic"].value for c in rubric if isinstance(c, ToolCalled) and c.tool == "ask_customer" and "topic" in c.args}
+    for step in fields["oracle"]:
+        topic = step.arguments.get("topic")
+        if step.tool == "ask_customer" and not step.optional and topic not in covered:
+            rubric.insert(0, asked(topic))
+            covered.add(topic)
+    return TaskDraft(rubric=rubric, **fields)
+
+
+__all__ += ["task"]
