@@ -46,6 +46,7 @@ __all__ = [
     "CheckReport",
     "check_environment",
     "check_template",
+    "assemble_report",
     "CONSTANT_POLICY_LIMIT",
     "ZERO_REWARD_CLASSES",
     "DEFAULT_SEEDS",
@@ -411,7 +412,13 @@ async def check_environment(
             await check_template(environment, t, seed_list, judge=judge, use_judge=use_judge, attacks=attacks, context=context)
             for t in chosen
         ]
-    report = CheckReport(env=environment.name, templates=results)
+    return assemble_report(environment.name, results)
+
+
+def assemble_report(env: str, results: list[TemplateCheck]) -> CheckReport:
+    """The environment's report from its templates' checks: pools the constant policies' rewards over every
+    task and seed, and adds a violation for each policy over :data:`CONSTANT_POLICY_LIMIT`."""
+    report = CheckReport(env=env, templates=results)
     pooled: dict[str, list[float]] = {}
     for t in results:
         for name, rewards in t.constant_rewards.items():

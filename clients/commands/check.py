@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graders.metaeval import CONSTANT_POLICY_LIMIT, DEFAULT_SEEDS, CheckReport, check_environment
+from graders.parallel import check_in_processes
 from graders.resolve import resolve_environment
 
 __all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run", "render", "report_json"]
@@ -37,12 +38,13 @@ def _console() -> Console:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``check ENV [--seeds N] [--templates ID ...] [--no-attacks] [--judge] [--json]``."""
+    """``check ENV [--seeds N] [--templates ID ...] [--no-attacks] [--jobs N] [--judge] [--json]``."""
     parser.add_argument("env", metavar="ENV", help="environment name (see `toolgym envs`) or module:attribute")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, metavar="N",
                         help=f"check seeds 0..N-1 (default {DEFAULT_SEEDS}; CI checks 20)")
     parser.add_argument("--templates", nargs="+", metavar="ID", help="only these template ids (default: all)")
     parser.add_argument("--no-attacks", action="store_true", help="skip the generated attacks and constant policies (faster)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="split the templates over N processes (default 1; one per core)")
     parser.add_argument("--judge", action="store_true", help="grade LLM-judge criteria with the TOOLGYM_JUDGE_* endpoint")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
 
@@ -114,9 +116,15 @@ def run(args: argparse.Namespace) -> int:
     """Run the checks; exit status 1 when any check is violated."""
     if args.seeds < 1:
         raise SystemExit("toolgym check: --seeds must be at least 1")
+    if args.jobs < 1:
+        raise SystemExit("toolgym check: --jobs must be at least 1")
     environment = resolve_environment(args.env)
-    report = anyio.run(lambda: check_environment(environment, seeds=args.seeds, templates=args.templates, use_judge=args.judge,
-                                                 attacks=not args.no_attacks))
+    if args.jobs > 1:
+        report = check_in_processes(args.env, jobs=args.jobs, seeds=args.seeds, templates=args.templates, use_judge=args.judge,
+                                    attacks=not args.no_attacks)
+    else:
+        report = anyio.run(lambda: check_environment(environment, seeds=args.seeds, templates=args.templates, use_judge=args.judge,
+                                                     attacks=not args.no_attacks))
     if args.json:
         print(json.dumps(report_json(report), ensure_ascii=False, indent=2))
     else:

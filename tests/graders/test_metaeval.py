@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import anyio
 import pytest
 
 from clients.cli import main
@@ -270,3 +271,18 @@ def test_toolgym_tasks_lists_templates(capsys: pytest.CaptureFixture[str]) -> No
     table = capsys.readouterr().out
     assert "freeze_compromised" in table and "transfer_funds" not in table and "2 task templates" in table
 
+
+
+def test_check_in_processes_gives_the_one_process_report() -> None:
+    """``--jobs 2`` deals templates to two spawned processes; the report is the same, in the same order."""
+    from graders.parallel import check_in_processes
+
+    split = check_in_processes("tests.graders.toy:environment", jobs=2, seeds=[0])
+    single = anyio.run(lambda: check_environment(toy_environment, seeds=[0]))
+
+    def view(report: object) -> list[tuple[object, ...]]:
+        return [(t.template_id, t.oracle, t.noop, t.negatives, t.attack_summary, t.worst_attack, t.violations)
+                for t in report.templates]  # type: ignore[attr-defined]
+
+    assert view(split) == view(single) and split.constant_policies == single.constant_policies
+    assert split.ok == single.ok
