@@ -213,12 +213,15 @@ async def bench(args: argparse.Namespace, url: str, token: str, pid: int) -> dic
     out["peak_mb"] = rss_mb(pid, "VmHWM")
     await anyio.sleep(args.settle)
     out["after_connected_mb"] = rss_mb(pid)
-    for http in load.mcps:  # the clients go away: their 500 kept-alive connections close
+    # The clients go away: the MCP clients' kept-alive connections close, and so do the control client's
+    # (the 500 finishes at once opened hundreds); one fresh control connection reads the health after.
+    for http in load.mcps:
         await http.aclose()
+    await load.control.aclose()
     await anyio.sleep(args.settle)
     out["after_mb"] = rss_mb(pid)
-    out["health"] = (await load.control.get("/health")).json()
-    await load.control.aclose()
+    async with httpx.AsyncClient(base_url=f"{url}/control", headers={"Authorization": f"Bearer {token}"}, timeout=60) as control:
+        out["health"] = (await control.get("/health")).json()
     return out
 
 

@@ -5,15 +5,16 @@ read the record), grade, release — so the runner does not care which one it dr
 
 - :class:`LocalBackend`: an ``EpisodeManager`` in this process and one in-memory ``mcp.Client`` for all;
   records stream to the run folder as they happen, agent messages go straight into them.
-- :class:`HttpBackend`: the control API (``/control/...``) of a running server and an ``mcp.Client`` on the
+- :class:`HttpBackend`: the control API (``/control/...``) of a running server and an MCP client on the
   episode's URL. The server keeps the authoritative record; the agent's messages are merged into it after
   the episode by their position among the tool calls.
 
 Over HTTP an episode costs its tool calls plus two control requests: the create (which also returns the
 oracle when the agent needs it: no local rebuild of the task) and one ``finish`` (close, grade, record,
-release). Its MCP client sends nothing before the first tool call: one :class:`~servers.tool_cache.ToolCache`
-per backend lists the tools once, shares the compiled output-schema validators, and pins the protocol the
-server spoke, so no client probes, lists or compiles again.
+release). Its MCP client sends nothing before the first tool call: the server's tools and instructions are
+fetched once per backend (:class:`servers.server_client.ServerClient`), and against an ``http://`` server
+every request — control and MCP — goes through one small keep-alive HTTP client, each episode's MCP client
+being a lean 2026-07-28 client (:class:`servers.episode_client.EpisodeClient`); elsewhere it is the SDK's.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-import httpx2
 from mcp import Client
 from pydantic import BaseModel, ValidationError
 
@@ -37,7 +36,7 @@ from servers.episodes import Episode, EpisodeManager
 from servers.environment import Environment
 from servers.memory import SharedClient
 from servers.record import MessageEvent, Record
-from servers.tool_cache import ToolCache
+from servers.server_client import ControlResponse, ServerClient, TransportError
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
@@ -230,25 +229,20 @@ class HttpBackend:
         self.url = base
         self.environment = environment
         self.records_dir = records_dir
-        headers = {"authorization": f"Bearer {token}"} if token else {}
-        self._control = httpx.AsyncClient(base_url=f"{base}/control", headers=headers, timeout=httpx.Timeout(60.0))
-        # One MCP HTTP client for every episode: constructing one costs ~29 ms.
-        self._mcp_http = httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
-        self.tools = ToolCache()
-        """The server's tools, listed once for every episode's client."""
+        self.server = ServerClient(base, token=token)
+        """Control requests and the episodes' MCP clients (one set of connections, the token on control only)."""
         self._finish_endpoint = True
         """False once the server turned out to predate ``POST /control/episodes/ID/finish``."""
 
     async def aclose(self) -> None:
-        """Close both HTTP clients."""
-        await self._control.aclose()
-        await self._mcp_http.aclose()
+        """Close every connection to the server."""
+        await self.server.aclose()
 
-    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    async def _request(self, method: str, path: str, **kwargs: Any) -> ControlResponse:
         try:
-            response = await self._control.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise InfrastructureError("connection", f"control API {self.url}/control{path}: {type(exc).__name__}: {exc}") from exc
+            response = await self.server.control(method, path, **kwargs)
+        except TransportError as exc:
+            raise InfrastructureError("connection", f"control API {self.url}/control{path}: {exc}") from exc
         if response.status_code >= 400:
             try:
                 body = response.json()
@@ -269,8 +263,8 @@ class HttpBackend:
             RunError: unreachable, not a toolgym server, wrong environment, or a wrong token.
         """
         try:
-            response = await self._control.get("/health")
-        except httpx.HTTPError as exc:
+            response = await self.server.control("GET", "/health")
+        except TransportError as exc:
             raise RunError(
                 f"cannot reach a toolgym server at {self.url} ({type(exc).__name__}: {exc}); "
                 f"start one with `toolgym serve {self.environment.name}` or fix --server"
@@ -328,9 +322,10 @@ class HttpBackend:
 
     @asynccontextmanager
     async def connect(self, handle: Handle) -> AsyncIterator[Client]:
-        """An ``mcp.Client`` on the episode's URL, primed by the backend's tool cache (one HTTP client for all)."""
+        """An MCP client on the episode's URL (``call_tool``, ``list_tools``, ``instructions``), sharing the
+        backend's connections and the server's listing."""
         assert handle.mcp_url is not None
-        async with self.tools.connect(handle.mcp_url, self._mcp_http) as client:
+        async with self.server.connect(handle.mcp_url) as client:
             yield client
 
     def log(self, handle: Handle, event: MessageEvent, position: int) -> None:
@@ -359,9 +354,9 @@ class HttpBackend:
         graded = reason == "closed"  # an errored episode is not graded (the runner retries it)
         options = {"reason": reason if reason.replace("_", "").isalnum() else "closed", "grade": graded, "record": True, "release": True}
         try:
-            response = await self._control.post(f"/episodes/{handle.id}/finish", json=options)
-        except httpx.HTTPError as exc:
-            raise InfrastructureError("connection", f"control API {self.url}/control: {type(exc).__name__}: {exc}") from exc
+            response = await self.server.control("POST", f"/episodes/{handle.id}/finish", json=options)
+        except TransportError as exc:
+            raise InfrastructureError("connection", f"control API {self.url}/control: {exc}") from exc
         if response.status_code in (404, 405) and _error_code(response) in ("not_found", "http_error"):
             self._finish_endpoint = False
             return None
@@ -391,12 +386,12 @@ class HttpBackend:
         if handle.released:
             return
         try:
-            await self._control.delete(f"/episodes/{handle.id}")
-        except httpx.HTTPError:
+            await self.server.control("DELETE", f"/episodes/{handle.id}")
+        except TransportError:
             pass
 
 
-def _error_code(response: httpx.Response) -> str | None:
+def _error_code(response: ControlResponse) -> str | None:
     """The control API's ``error`` code of a response, or None when the body is not one."""
     try:
         body = response.json()

@@ -74,6 +74,9 @@ so 500 finishes at once would otherwise hold 500 extra worlds (measured: +3.7 GB
 
 _grading_limiter: anyio.CapacityLimiter | None = None
 
+_TASK_FIELDS = frozenset({"id", "difficulty", "category", "split", "tags", "tools", "description"})
+"""What ``Control.tasks`` tells about a template: its metadata, nothing an agent could be graded against."""
+
 
 class GradingUnavailable(ToolgymError):
     """``graders.grading`` cannot be imported in this installation."""
@@ -141,6 +144,16 @@ class Control:
             "resources": [r.uri for r in env.resources],
             "tasks": len(env.task_templates()),
         }
+
+    def tasks(self) -> list[dict[str, Any]]:
+        """The environment's task templates with their metadata (id, difficulty, category, split, tags, tools,
+        description), in the environment's order: what a remote runner selects tasks by. Never a prompt,
+        an oracle or a rubric."""
+        rows = []
+        for template in self.manager.environment.task_templates().values():
+            summary = template.summary() if hasattr(template, "summary") else {"id": template.id}
+            rows.append({k: v for k, v in summary.items() if k in _TASK_FIELDS})
+        return rows
 
     def health(self) -> dict[str, Any]:
         """Liveness and load: live episodes and open sessions against their (separate) caps."""

@@ -4,6 +4,7 @@ Routes (relative to the mount)::
 
     GET    /health                     liveness, episodes and sessions against their caps
     GET    /environment                name, description, tools, resources, task count
+    GET    /tasks                      the task templates' metadata (id, split, tags...) for remote runners
     POST   /episodes                   create ({"task", "seed", "oracle"}) → id, mcp_url, prompt (+ oracle)
     GET    /episodes                   the episodes holding a world
     GET    /episodes/{id}              one episode
@@ -76,6 +77,9 @@ def control_routes(control: Control) -> list[Route]:
     async def environment(request: Request) -> Response:
         return JSONResponse(control.describe())
 
+    async def tasks(request: Request) -> Response:
+        return JSONResponse({"tasks": control.tasks()})
+
     async def create(request: Request) -> Response:
         body = await _body(request, CreateEpisode)
         if isinstance(body, Response):
@@ -141,6 +145,7 @@ def control_routes(control: Control) -> list[Route]:
     return [
         Route("/health", health, methods=["GET"]),
         Route("/environment", environment, methods=["GET"]),
+        Route("/tasks", tasks, methods=["GET"]),
         Route("/episodes", create, methods=["POST"]),
         Route("/episodes", listing, methods=["GET"]),
         Route("/episodes/{episode_id}", show, methods=["GET"]),

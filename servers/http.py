@@ -13,6 +13,10 @@ their grace period and the episodes of ``/mcp`` sessions the SDK dropped, so van
 it also closes pooled worlds idle for a whole pass and gives freed memory back to the system
 (``servers/malloc.py``), so a server that served a burst returns to its idle size.
 
+HTTP/1.1 is parsed by httptools (a C parser, a core dependency) rather than h11, pure Python: measured
+0.25-0.3 ms less CPU per MCP request end to end, a fifth of a small tool call's cost over HTTP; h11 is
+the fallback where httptools cannot be installed.
+
 Long runs under load: uvicorn keeps idle connections for ``KEEP_ALIVE`` seconds, longer than the clients'
 pools keep theirs (httpx: 5 s), so a client never sends on a connection the server is closing (the
 default 5 s raced them: ``ReadError`` on POST at 500 sessions). The soft limit on open files is raised to
@@ -23,6 +27,7 @@ a traceback per failed ``accept``.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import secrets
 import socket
@@ -54,12 +59,15 @@ from servers.routing import (
     loopback_security,
 )
 
-__all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket", "new_token", "KEEP_ALIVE"]
+__all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket", "new_token", "KEEP_ALIVE", "HTTP_PROTOCOL"]
 
 log = logging.getLogger("toolgym.http")
 
 KEEP_ALIVE = 75.0
 """Seconds uvicorn keeps an idle connection: longer than any client pool's keep-alive (httpx: 5 s)."""
+
+HTTP_PROTOCOL = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+"""uvicorn's HTTP/1.1 implementation (see the module docstring)."""
 
 
 def build_http_app(
@@ -281,6 +289,7 @@ def _prepare(
         lifespan="on",
         timeout_graceful_shutdown=graceful_timeout,
         timeout_keep_alive=int(KEEP_ALIVE),
+        http=HTTP_PROTOCOL,
         access_log=False,
         proxy_headers=False,  # served directly, never behind a proxy whose headers we would have to trust
     )

@@ -26,6 +26,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import x_mcp_header_map
 
 from fixtures.errors import EpisodeNotFound
 from servers.dispatch import call_tool
@@ -173,13 +174,14 @@ def build_mcp_server(environment: Environment, resolve: EpisodeResolver, *, outp
             contents=[types.TextResourceContents(uri=resource.uri, mime_type=resource.mime_type, text=resource.read())]
         )
 
-    specs = environment.tool_specs
+    # The SDK checks a 2026-07-28 tools/call's Mcp-Param-* headers against the input schema's x-mcp-header
+    # properties. Without a lookup it runs the whole tools/list handler per call to find the schema; with
+    # one it still walks the schema per call. Only tools that declare such properties have anything to check
+    # (for the others every header set passes), so only theirs are handed over.
+    header_schemas = {spec.name: spec.input_schema for spec in environment.tool_specs.values() if x_mcp_header_map(spec.input_schema)}
 
     def input_schema(name: str) -> dict[str, Any] | None:
-        # Without this the SDK runs the whole tools/list handler on every 2026-07-28 tools/call to find the
-        # schema for its Mcp-Param header check; the specs already hold it.
-        spec = specs.get(name)
-        return spec.input_schema if spec is not None else None
+        return header_schemas.get(name)
 
     return Server(
         f"toolgym-{environment.name}",

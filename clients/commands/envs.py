@@ -14,7 +14,10 @@ __all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run"]
 
 NAME = "envs"
 HELP = "list the environments with their tool and task counts"
-DESCRIPTION = "List every environment under envs/ with its description, number of tools and of task templates."
+DESCRIPTION = (
+    "List every environment (folders under envs/ and installed packages registering a toolgym.environments entry "
+    "point) with its description, number of tools and of task templates."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,9 @@ from rich.console import Console
 
 from clients.agents import AGENT_KINDS, AgentOptions
 from clients.agents.base import Limits
+from clients.errors import RunError
 from clients.progress import RichReporter, SilentReporter
+from clients.ray.options import RayOptions
 from clients.runner import DEFAULT_OUT, RunConfig, run as run_episodes
 from clients.summary import render_summary
 
@@ -20,8 +22,9 @@ __all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run"]
 NAME = "run"
 HELP = "run an agent on tasks (task x seed x trial), grade each episode, print pass rates"
 DESCRIPTION = (
-    "Run an agent on an environment's tasks, concurrently, in this process (default) or against a running "
-    "`toolgym serve` (--server). Writes results.jsonl, records/ and summary.json into the run folder "
+    "Run an agent on an environment's tasks, concurrently, in this process (default), against a running "
+    "`toolgym serve` (--server), or on environment actors of a Ray cluster (--ray, needs toolgym[ray]). "
+    "Writes results.jsonl, records/ and summary.json into the run folder "
     f"({DEFAULT_OUT} unless --out), and prints pass@1, pass^k, pass@k and mean score with a 95% CI. "
     f"Agents: {', '.join(AGENT_KINDS)}. Every episode is graded (the agent's result, however it stopped) or errored "
     "(infrastructure: provider, provider_timeout, connection, internal, grading, kit; never scored). "
@@ -36,11 +39,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", metavar="SEL", help="task ids, tag:X or split:Y, comma-separated (default: all)")
     parser.add_argument("--seeds", metavar="LIST", help="seeds, e.g. 0,1,2 or 0-4 (default: 0)")
     parser.add_argument("--trials", type=int, default=1, metavar="K", help="trials per (task, seed); pass^k uses k=K (default: 1)")
-    parser.add_argument("--concurrency", type=int, default=8, metavar="N", help="episodes at once (default: 8)")
+    parser.add_argument("--concurrency", type=int, metavar="N", help="episodes at once (default: 8; with --ray, 4 per actor)")
     parser.add_argument("--out", type=Path, metavar="DIR", help=f"run folder (default: {DEFAULT_OUT}, replaced each run)")
     parser.add_argument("--resume", action="store_true", help="keep the graded episodes of the run folder, run the rest")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing run in --out")
     parser.add_argument("--server", metavar="URL", help="a running `toolgym serve` (default: episodes in this process)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run the episodes on Ray environment actors: on a cluster started here (no ADDRESS), the cluster this "
+        "machine joined (auto), or the one at ADDRESS (host:6379); needs `pip install toolgym[ray]`",
+    )
+    parser.add_argument("--actors", type=int, metavar="N", help="environment actors with --ray (default: one per available CPU)")
     parser.add_argument(
         "--token",
         default=os.environ.get("TOOLGYM_TOKEN"),
@@ -79,6 +91,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _ray_options(args: argparse.Namespace) -> RayOptions | None:
+    """``--ray`` / ``--actors`` as options for the runner (``--actors`` alone means nothing)."""
+    if args.ray is None:
+        if args.actors is not None:
+            raise RunError("--actors needs --ray")
+        return None
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise RunError("--ray needs Ray: pip install 'toolgym[ray]' (or: pip install -e '.[ray]' in a checkout)") from None
+    return RayOptions(address=args.ray, actors=args.actors)
+
+
 def run(args: argparse.Namespace) -> int:
     """Parse, run, print the summary table."""
     console = Console(highlight=False)
@@ -104,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             request_timeout=args.request_timeout,
         ),
         retries=args.retries,
+        ray=_ray_options(args),
         agent_options=AgentOptions(base_url=args.base_url, api_key=args.api_key, temperature=args.temperature, max_tokens=args.max_tokens),
     )
     reporter = SilentReporter() if args.quiet else RichReporter(console, description=args.agent if len(args.agent) <= 24 else args.agent[:23] + "…")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -16,6 +17,7 @@ from clients.errors import RunError
 from clients.runner import RunConfig, run
 from servers.episodes import EpisodeManager
 from servers.http import HttpServer, running_http
+from servers.http_client import HttpClient
 from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, ToolCallEvent, read_record
 from tests.clients.fake_provider import Reply, openai_message, openai_tool_call, running_provider
 from tests.clients.toyenv import environment
@@ -130,13 +132,13 @@ async def test_an_episode_lost_on_the_server_is_a_connection_error_and_retried(t
 
 async def test_an_http_episode_costs_its_calls_plus_two_control_requests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[tuple[str, str]] = []
-    original = httpx.AsyncClient.send
+    original = HttpClient.request
 
-    async def spy(self, request, **options):  # type: ignore[no-untyped-def]
-        sent.append((request.method, request.url.path))
-        return await original(self, request, **options)
+    async def spy(self, method, url, **options):  # type: ignore[no-untyped-def]
+        sent.append((method, urlsplit(url).path))
+        return await original(self, method, url, **options)
 
-    monkeypatch.setattr(httpx.AsyncClient, "send", spy)
+    monkeypatch.setattr(HttpClient, "request", spy)
     rebuilt: list[str] = []
     monkeypatch.setattr("clients.backends.HttpBackend._instance", _spy_instance(rebuilt))
     with anyio.fail_after(60):
@@ -145,9 +147,12 @@ async def test_an_http_episode_costs_its_calls_plus_two_control_requests(tmp_pat
             outcome = await run(config)
             assert len(server.manager) == 0
     assert all(line.passed for line in outcome.lines) and len(outcome.lines) == 2 * len(environment.task_templates())
-    per_episode = [(method, path.rsplit("/", 1)[-1]) for method, path in sent if path != "/control/health"]
-    assert sorted(set(per_episode)) == [("POST", "episodes"), ("POST", "finish")]
-    assert len(per_episode) == 2 * len(outcome.lines)
+    control = [(method, path.rsplit("/", 1)[-1]) for method, path in sent if path.startswith("/control/") and path != "/control/health"]
+    assert sorted(set(control)) == [("POST", "episodes"), ("POST", "finish")]
+    assert len(control) == 2 * len(outcome.lines)
+    # MCP: the oracle's tool calls, plus server/discover and tools/list once for the whole run
+    mcp = [path for method, path in sent if path.endswith("/mcp")]
+    assert len(mcp) == sum(line.tool_calls for line in outcome.lines) + 2
     assert rebuilt and all(kind == "server" for kind in rebuilt)  # the oracle came with the create response
 
 

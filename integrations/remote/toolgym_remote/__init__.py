@@ -1,0 +1,34 @@
+"""A thin client of a running toolgym server, for adapters that cannot import toolgym itself.
+
+Frameworks such as verifiers (``mcp==2.0.0``) and OpenEnv (``fastmcp>=3``) pin MCP packages toolgym cannot
+share, so their adapters run in virtual environments of their own and reach toolgym over HTTP only:
+
+- :class:`ControlClient`: the control API (``/control``, bearer token): task metadata, create an episode,
+  finish it (close, grade, release) or release it.
+- :class:`EpisodeSession`: one episode's MCP endpoint as plain JSON-RPC over HTTP (initialize, list and
+  call tools), with no MCP SDK.
+- :func:`select_tasks`: ``toolgym run --tasks`` semantics (ids, ``split:X``, ``tag:Y``) over task metadata.
+
+::
+
+    async with ControlClient("http://127.0.0.1:8000") as control:          # token: $TOOLGYM_TOKEN
+        created = await control.create("duplicate_charge", seed=0)
+        async with EpisodeSession(created.mcp_url) as mcp:
+            tools = await mcp.list_tools()
+            result = await mcp.call_tool("search_customers", {"query": "Ng"})
+        done = await control.finish(created.id)                             # done["grade"]["score"]
+"""
+
+from toolgym_remote._control import ControlClient, CreatedEpisode, RemoteError, list_tasks
+from toolgym_remote._mcp import EpisodeSession, ToolResult
+from toolgym_remote._select import select_tasks
+
+__all__ = [
+    "ControlClient",
+    "CreatedEpisode",
+    "RemoteError",
+    "EpisodeSession",
+    "ToolResult",
+    "list_tasks",
+    "select_tasks",
+]

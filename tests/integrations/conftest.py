@@ -1,0 +1,47 @@
+"""Session fixtures: the integration tests' virtual environments (cached, see ``venvs.py``) and servers."""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integrations.venvs import REPO, Venv, ensure_venv
+
+VERIFIERS = "verifiers==0.4.0"
+OPENENV = "openenv==0.10.0"
+CORE_PACKAGES = ("fixtures", "servers", "envs", "graders", "clients", "toolgym")
+
+
+@pytest.fixture(scope="session")
+def verifiers_venv() -> Venv:
+    """verifiers from the registry (and uv, which its chat harness runs with), plus toolgym-verifiers."""
+    return ensure_venv("verifiers", [VERIFIERS, "uv"], [REPO / "integrations" / "remote", REPO / "integrations" / "verifiers"])
+
+
+@pytest.fixture(scope="session")
+def openenv_venv() -> Venv:
+    """OpenEnv from the registry, plus toolgym-openenv."""
+    return ensure_venv("openenv", [OPENENV], [REPO / "integrations" / "remote", REPO / "integrations" / "openenv"])
+
+
+@pytest.fixture(scope="session")
+def core_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A copy of toolgym's installable source (pyproject, README, packages): what ``pip install`` builds."""
+    root = tmp_path_factory.mktemp("toolgym-source") / "toolgym"
+    root.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, root / name)
+    for package in CORE_PACKAGES:
+        shutil.copytree(REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    yield root
+
+
+@pytest.fixture(scope="session")
+def toolgym_venv(core_source: Path) -> Venv:
+    """toolgym installed as a user installs it (its dependencies from the registry, the code of this checkout)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    return ensure_venv("toolgym", list(project["dependencies"]), [core_source])

@@ -1,0 +1,132 @@
+"""A scripted OpenAI-compatible chat-completions server that plays given tool calls, one per turn.
+
+It reads the conversation it is sent, finds the script by the user prompt, counts the tool calls already
+made and answers with the next one (a text-only reply once the script is done), so concurrent rollouts of
+different tasks each get their own script in order. Streaming (SSE, what harnesses ask for) and plain JSON
+replies are both spoken. A real Starlette app on uvicorn, 127.0.0.1, ephemeral port.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+__all__ = ["OracleProvider", "running_oracle_provider"]
+
+
+class OracleProvider:
+    """Replies by script: ``scripts[prompt]`` is the list of ``{"tool", "arguments"}`` calls to make."""
+
+    def __init__(self, scripts: dict[str, list[dict[str, Any]]], *, model: str = "scripted-oracle") -> None:
+        self.scripts = scripts
+        self.model = model
+        self.url = ""
+        self.requests: list[dict[str, Any]] = []
+        self.unknown_prompts: list[str] = []
+
+    def reply_for(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The assistant message answering the conversation in ``body``."""
+        messages = body.get("messages") or []
+        prompt = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        script = self.scripts.get(prompt)
+        if script is None:
+            self.unknown_prompts.append(prompt)
+            return {"role": "assistant", "content": "I do not know this task."}
+        made = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+        if made >= len(script):
+            return {"role": "assistant", "content": "Done."}
+        step = script[made]
+        call = {
+            "id": f"call_{made}",
+            "type": "function",
+            "function": {"name": step["tool"], "arguments": json.dumps(step.get("arguments") or {})},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    async def handle(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        message = self.reply_for(body)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if not body.get("stream"):
+            return JSONResponse({
+                "id": "chatcmpl-oracle", "object": "chat.completion", "created": 0, "model": self.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage,
+            })
+        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [{"index": 0, **message["tool_calls"][0]}]
+        base = {"id": "chatcmpl-oracle", "object": "chat.completion.chunk", "created": 0, "model": self.model}
+        chunks = [
+            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+            {**base, "choices": [], "usage": usage},
+        ]
+
+        async def events() -> AsyncIterator[bytes]:
+            for chunk in chunks:
+                yield f"data: {json.dumps(chunk)}\n\n".encode()
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    def app(self) -> Starlette:
+        """The ASGI app (``/v1/chat/completions`` and ``/v1/models``)."""
+
+        async def models(request: Request) -> Response:
+            return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "test"}]})
+
+        return Starlette(routes=[
+            Route("/v1/chat/completions", self.handle, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+        ])
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = anyio.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.ready.set()
+
+
+@asynccontextmanager
+async def running_oracle_provider(scripts: dict[str, list[dict[str, Any]]]) -> AsyncIterator[OracleProvider]:
+    """Serve an :class:`OracleProvider` on 127.0.0.1 (ephemeral port) for the duration of the block."""
+    provider = OracleProvider(scripts)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sock.setblocking(False)
+    config = uvicorn.Config(provider.app(), log_level="critical", lifespan="off", access_log=False, timeout_graceful_shutdown=1)
+    server = _Server(config)
+    provider.url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        with anyio.fail_after(10):
+            await server.ready.wait()
+        try:
+            yield provider
+        finally:
+            server.should_exit = True
+    sock.close()

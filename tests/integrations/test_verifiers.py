@@ -1,0 +1,79 @@
+"""verifiers: ``vf-eval`` (verifiers 0.4, its own virtual environment) evaluates finance tasks served by a
+toolgym server, against a scripted OpenAI-compatible endpoint that replays tool calls; every rollout's
+reward must equal toolgym's own grade of the same calls, and its metrics the grade's criteria."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+from clients.rl import open_episode
+from servers.http import HttpServer, running_http
+from servers.registry import load_environment
+from tests.integrations.oracle_provider import running_oracle_provider
+from tests.integrations.venvs import Venv
+
+# (task, what the scripted model does): the whole oracle, the oracle without its first step, the answer only
+SCRIPTS = {"duplicate_charge": "oracle", "large_wire": "skip_first", "lost_card_fraud": "answer_only"}
+
+
+async def _oracle(server: HttpServer, client: httpx.AsyncClient, task: str) -> tuple[str, list[dict[str, Any]]]:
+    response = await client.post(f"{server.control_url}/episodes", json={"task": task, "seed": 0, "oracle": True}, headers=server.control_headers)
+    created = response.json()
+    await client.delete(f"{server.control_url}/episodes/{created['id']}", headers=server.control_headers)
+    return created["prompt"], created["oracle"]
+
+
+def _script(oracle: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return {"oracle": oracle, "skip_first": oracle[1:], "answer_only": oracle[-1:]}[kind]
+
+
+async def _toolgym_grade(task: str, calls: list[dict[str, Any]]) -> Any:
+    async with open_episode("finance", task=task, seed=0) as episode:
+        for call in calls:
+            await episode.step(call["tool"], call["arguments"])
+        return (await episode.finish()).grade
+
+
+async def test_vf_eval_rewards_equal_toolgyms_grades(verifiers_venv: Venv, tmp_path: Path) -> None:
+    async with running_http(load_environment("finance")) as server:
+        scripts: dict[str, list[dict[str, Any]]] = {}
+        by_task: dict[str, list[dict[str, Any]]] = {}
+        async with httpx.AsyncClient() as client:
+            for task, kind in SCRIPTS.items():
+                prompt, oracle = await _oracle(server, client, task)
+                scripts[prompt] = by_task[task] = _script(oracle, kind)
+        async with running_oracle_provider(scripts) as provider:
+            argv = [
+                verifiers_venv.bin("vf-eval"), "toolgym-verifiers",
+                "--env.taskset.server", server.url, "--env.taskset.tasks", ",".join(SCRIPTS),
+                "-m", provider.model, "--client.base-url", provider.url, "--client.api-key-var", "SCRIPTED_API_KEY",
+                "--no-push", "--no-rich", "-o", str(tmp_path / "outputs"), "--run.name", "toolgym",
+            ]
+            env = verifiers_venv.env(TOOLGYM_TOKEN=server.token or "", SCRIPTED_API_KEY="unused")
+            with anyio.fail_after(600):
+                done = await anyio.run_process(argv, env=env, cwd=tmp_path, check=False)
+            log = done.stdout.decode()[-3000:] + done.stderr.decode()[-5000:]
+            assert done.returncode == 0, log
+            assert not provider.unknown_prompts, provider.unknown_prompts
+        assert server.manager.capped_count == 0, "every rollout's episode is released"
+    episodes = [json.loads(line) for line in (tmp_path / "outputs" / "toolgym" / "traces.jsonl").read_text().splitlines()]
+    traces = {e["task"]["data"]["task"]: trace for e in episodes for trace in e["traces"]}
+    assert set(traces) == set(SCRIPTS), log
+    rewards = {}
+    for task, trace in traces.items():
+        grade = await _toolgym_grade(task, by_task[task])
+        assert trace["ok"], trace["errors"]
+        rewards[task] = trace["rewards"]["toolgym_grade"]["score"]
+        assert rewards[task] == grade.score, (task, trace["metrics"], grade.summary())
+        assert trace["metrics"]["passed"] == float(grade.passed)
+        assert {k: v for k, v in trace["metrics"].items() if k.startswith("criterion/")} == {
+            f"criterion/{c.name}": c.score for c in grade.criteria
+        }
+        assert trace["task"]["data"]["episode_id"].startswith("ep-")
+    assert rewards["duplicate_charge"] == 1.0
+    assert rewards["lost_card_fraud"] < 1.0
