@@ -115,7 +115,8 @@ def _message(content: bytes, content_type: str, request_id: int) -> dict[str, An
                     found = parsed
         return found
     parsed = _loads(content)
-    return parsed if isinstance(parsed, dict) else None
+    # A response to this request, or an error the server could not tie to any request (id null).
+    return parsed if isinstance(parsed, dict) and parsed.get("id") in (request_id, None) else None
 
 
 def _loads(data: str | bytes) -> Any:

@@ -112,7 +112,7 @@ class _Connection:
             return Response(status, headers, await self._chunked()), keep
         length = headers.get("content-length")
         if length is not None:
-            if not length.isdigit():
+            if not length.isdecimal():  # isdigit() also accepts "²", which int() refuses
                 raise TransportError(f"malformed Content-Length {length[:40]!r}")
             return Response(status, headers, await self.reader.receive_exactly(int(length))), keep
         return Response(status, headers, await self._until_closed()), False
@@ -120,11 +120,16 @@ class _Connection:
     async def _chunked(self) -> bytes:
         body = bytearray()
         while True:
-            line = await self.reader.receive_until(b"\r\n", 1024)
             try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise TransportError(f"malformed chunk size {line[:40]!r}") from None
+                line = await self.reader.receive_until(b"\r\n", 1024)
+            except anyio.DelimiterNotFound:
+                raise TransportError("malformed chunk size: a line longer than 1024 bytes") from None
+            token = line.split(b";", 1)[0].strip()
+            # Hex digits only: int(x, 16) would also take a sign or underscores ("-2", "1_0") and then wait
+            # for bytes that never come.
+            if not token or token.strip(b"0123456789abcdefABCDEF"):
+                raise TransportError(f"malformed chunk size {line[:40]!r}")
+            size = int(token, 16)
             if size == 0:
                 while await self.reader.receive_until(b"\r\n", MAX_HEAD_BYTES):  # trailers, up to the empty line
                     pass
