@@ -18,6 +18,9 @@ its client. Phases, in order:
 4. **release** — one ``finish`` per episode (close, grade, record, release); every record must be complete
    (all calls, footer). After a reaper pass, resident memory again — with the clients' kept-alive
    connections still open, and once the clients have gone (target ≤ 1.3× idle).
+
+``--allocator python`` runs the server on pymalloc instead of the C library's malloc (``servers/malloc.py``):
+less CPU per call, but most of a burst's memory stays resident.
 """
 
 from __future__ import annotations
@@ -234,9 +237,14 @@ def main() -> None:
     parser.add_argument("--background", type=int, default=8, help="sessions calling tools through the burst")
     parser.add_argument("--quiet", type=float, default=3.0, help="seconds of background calls before the burst")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds given to the reaper before reading memory")
+    parser.add_argument(
+        "--allocator", choices=["system", "python"], default="system", help="the server's --allocator (default: system, as serve's)"
+    )
     args = parser.parse_args()
     token = new_token()
-    child, url = start_server(args.env, token, "--reap-interval", "1", "--max-episodes", str(args.sessions + 64))
+    child, url = start_server(
+        args.env, token, "--reap-interval", "1", "--max-episodes", str(args.sessions + 64), "--allocator", args.allocator
+    )
     try:
         out = anyio.run(bench, args, url, token, child.pid)
     finally:
@@ -258,7 +266,7 @@ def main() -> None:
     errors = out["errors"]
     print(f"errors: {len(errors)}{' (e.g. ' + errors[0] + ')' if errors else ''}; incomplete records: {out['incomplete']} of {args.sessions}")
 
-    memory = Table(title="server memory (resident)", title_justify="left")
+    memory = Table(title=f"server memory (resident) · --allocator {args.allocator}", title_justify="left")
     for column in ("when", "MB", "ratio", "target"):
         memory.add_column(column, justify="left" if column in ("when", "target") else "right")
     per_episode = (out["peak_live_mb"] - out["idle_mb"]) / args.sessions

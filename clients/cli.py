@@ -57,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command is None:
         parser.print_help(sys.stderr)
         raise SystemExit(2)
+    args.command_line = argv is None  # a process of its own, whose command line can be replayed (serve --allocator)
     try:
         status = args.run(args)
     except ToolgymError as exc:

@@ -110,6 +110,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "them) or none",
     )
     parser.add_argument(
+        "--allocator",
+        choices=["system", "python"],
+        default="system",
+        help="http: who allocates Python objects. system (default): the C library's malloc, so memory freed by "
+        "released episodes goes back to the system (the process restarts itself once, same pid, with "
+        "PYTHONMALLOC=malloc); python: pymalloc, 8-18%% less CPU per episode, but a burst's memory mostly stays",
+    )
+    parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level (default: warning)"
     )
 
@@ -181,6 +189,10 @@ def run_serve(environment: Environment, args: argparse.Namespace) -> int:
                 )
             )
             return 0
+        if args.allocator == "system" and getattr(args, "command_line", False):
+            from servers import malloc
+
+            malloc.use_system_allocator()  # returns only when it cannot (or need not) restart the process
         return _serve_http(environment, args)
     except KeyboardInterrupt:
         return 130
@@ -204,6 +216,7 @@ def _banner(environment: Environment, server: HttpServer, args: argparse.Namespa
         f"toolgym: serving {environment.name!r} over HTTP",
         f"  MCP (one episode per session): {server.mcp_url}",
         f"  limits:                        {args.max_sessions} /mcp sessions, {args.max_episodes} control API episodes",
+        f"  allocator:                     {_allocator_line()}",
     ]
     if server.token is None:
         lines += [
@@ -225,6 +238,14 @@ def _banner(environment: Environment, server: HttpServer, args: argparse.Namespa
     if args.host not in ("127.0.0.1", "localhost", "::1") and server.token is None:
         lines.append("  warning:                       the control API is reachable from the network without a token")
     return "\n".join(lines)
+
+
+def _allocator_line() -> str:
+    from servers import malloc
+
+    if malloc.system_allocator():
+        return "system malloc (PYTHONMALLOC=malloc): freed memory returns to the system"
+    return "pymalloc (--allocator python, or PYTHONMALLOC set): memory of released episodes may stay resident"
 
 
 def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
@@ -292,6 +313,7 @@ def serve_main(environment: str | Environment, argv: Sequence[str] | None = None
     if args.command is None:
         parser.print_help(sys.stderr)
         raise SystemExit(2)
+    args.command_line = argv is None  # a process of its own, whose command line can be replayed (--allocator)
     try:
         env = load_environment(environment) if isinstance(environment, str) else environment
         raise SystemExit(run_serve(env, args))

@@ -150,7 +150,7 @@ def build_http_app(
         manager.on_close.append(router.episode_ended)
         async with router.session_manager.run(), anyio.create_task_group() as tg:
             router.sessions.task_group = tg
-            tg.start_soon(_reap_forever, manager, router, reap_interval)
+            tg.start_soon(_reap_forever, manager, router, reap_interval, lambda: _open_connections(app))
             try:
                 yield
             finally:
@@ -174,17 +174,47 @@ def build_http_app(
     return app
 
 
-async def _reap_forever(manager: EpisodeManager, router: EpisodeRouter, interval: float) -> None:
-    trimmed_at = manager.released_count
+COLLECT_EVERY = 256
+"""Released episodes between two full garbage collections of the reaper while episodes stay open."""
+
+
+def _open_connections(app: Starlette) -> int:
+    """Open HTTP connections of the server running ``app`` (0 when no uvicorn server runs it, e.g. in tests)."""
+    count = getattr(app.state, "open_connections", None)
+    return count() if count is not None else 0
+
+
+async def _reap_forever(manager: EpisodeManager, router: EpisodeRouter, interval: float, connections: Callable[[], int]) -> None:
+    trimmed_at = collected_at = manager.released_count
+    last_connections = connections()
+    settled = True
+    """Whether memory was collected and trimmed since episodes were last released or connections closed."""
     while True:
         await anyio.sleep(interval)
         try:
             gone = router.sweep()
             released = manager.reap()
             pooled = manager.environment.fixture.shrink_pool(idle=interval)
-            if manager.released_count != trimmed_at or pooled:
+            # Freed memory goes back to the system (servers/malloc.py): trimmed after every pass that released
+            # something; with a full collection first (what finished episodes left in cycles) every
+            # COLLECT_EVERY releases under steady load, and once on the first quiet pass after the server
+            # went idle or lost connections (their buffers and sessions are freed only then).
+            open_now = connections()
+            fewer_connections, last_connections = open_now < last_connections, open_now
+            if manager.released_count != trimmed_at or pooled or gone:
                 trimmed_at = manager.released_count
-                await anyio.to_thread.run_sync(malloc.trim)  # ~10-20 ms walking the heaps: not on the loop
+                settled = False
+                if manager.released_count - collected_at >= COLLECT_EVERY:
+                    collected_at = manager.released_count
+                    await anyio.to_thread.run_sync(malloc.collect_and_trim)
+                else:
+                    await anyio.to_thread.run_sync(malloc.trim)  # ~10-20 ms walking the heaps: not on the loop
+            elif fewer_connections:
+                settled = False
+            elif not settled and len(manager) == 0:
+                settled = True
+                collected_at = manager.released_count
+                await anyio.to_thread.run_sync(malloc.collect_and_trim)
         except Exception:  # a reaper bug must not take the server down with it; the next pass retries
             log.exception("reaper pass failed")
             continue
@@ -297,6 +327,8 @@ def _prepare(
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}"
     server = _Uvicorn(config, ready)
+    # The reaper trims memory once connections have closed too (their buffers and sessions are freed then).
+    app.state.open_connections = lambda: len(server.server_state.connections)
     handle = HttpServer(url=url, app=app, manager=app.state.manager, _server=server, token=app.state.token)
     return handle, sock, ready
 
