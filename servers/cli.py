@@ -115,7 +115,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default="system",
         help="http: who allocates Python objects. system (default): the C library's malloc, so memory freed by "
         "released episodes goes back to the system (the process restarts itself once, same pid, with "
-        "PYTHONMALLOC=malloc); python: pymalloc, 8-18%% less CPU per episode, but a burst's memory mostly stays",
+        "PYTHONMALLOC=malloc); python: pymalloc, a few percent (3-14%%) less CPU per episode, but a burst's memory mostly stays",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"], help="stderr log level (default: warning)"

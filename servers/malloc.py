@@ -13,7 +13,7 @@ returns an arena only when every object in it is gone; a burst of 500 episodes o
 few thousand objects that outlive the burst (kept records, caches, sessions) pin most of them: measured
 after releasing 500 episodes, 66 MB of live objects held 132 arenas where the idle server's same 66 MB held
 65, so the server stayed at 1.6-1.8× its idle size. With ``PYTHONMALLOC=malloc`` those objects live in
-glibc's heaps instead, which :func:`trim` returns page by page: 1.1-1.2× idle. It costs the server 8-18% more
+glibc's heaps instead, which :func:`trim` returns page by page: 1.1-1.2× idle. It costs the server 3-14% more
 CPU per episode (``bench/allocator.py``), so it is what a long-lived HTTP server runs with
 (:func:`use_system_allocator`, ``serve --allocator system``, the default), and a throughput-bound one can
 keep pymalloc (``--allocator python``). The variable only takes effect at interpreter start, hence the re-exec.
