@@ -187,8 +187,7 @@ def _open_connections(app: Starlette) -> int:
 async def _reap_forever(manager: EpisodeManager, router: EpisodeRouter, interval: float, connections: Callable[[], int]) -> None:
     trimmed_at = collected_at = manager.released_count
     last_connections = connections()
-    settled = True
-    """Whether memory was collected and trimmed since episodes were last released or connections closed."""
+    settled = True  # memory was collected and trimmed since episodes were last released or connections closed
     while True:
         await anyio.sleep(interval)
         try:
