@@ -11,12 +11,13 @@ import json
 from typing import Any
 
 from envs.finance.rules import AGENT, now_iso
+from fixtures.ids import IdSequences
 from fixtures.world import World
 from servers.tools import ToolContext
 
 __all__ = ["next_id", "next_world_id", "post", "audit", "set_balance_delta"]
 
-_ID_COLUMNS: dict[str, tuple[str, str, int]] = {
+_IDS = IdSequences({
     "transactions": ("txn_id", "TXN", 7),
     "transfers": ("transfer_id", "TRF", 6),
     "approvals": ("approval_id", "APR", 6),
@@ -28,7 +29,7 @@ _ID_COLUMNS: dict[str, tuple[str, str, int]] = {
     "verifications": ("verification_id", "VER", 6),
     "audit_log": ("audit_id", "AUD", 7),
     "compliance_alerts": ("alert_id", "ALR", 5),
-}
+})
 
 
 def next_world_id(world: World, table: str) -> str:
@@ -36,12 +37,7 @@ def next_world_id(world: World, table: str) -> str:
 
     Tools and task setups both mint ids here, so a planted row gets exactly the id a tool would give it.
     """
-    column, prefix, width = _ID_COLUMNS[table]
-    # ids are fixed-width (the schema's GLOB checks), so the text maximum is the numeric one and comes
-    # straight from the primary-key index instead of a table scan
-    row = world.query(f"SELECT max({column}) AS last FROM {table}")[0]  # names are constants, never input
-    number = int(row["last"][len(prefix) + 1:]) if row["last"] else 0
-    return f"{prefix}-{number + 1:0{width}d}"
+    return _IDS.next(world, table)
 
 
 def next_id(ctx: ToolContext, table: str) -> str:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
+from fixtures.ids import id_type
 from fixtures.money import Amount
 
 __all__ = [
@@ -37,27 +38,15 @@ __all__ = [
 ]
 
 
-def _id(prefix: str, digits: int, example: int) -> Any:
-    return Annotated[
-        str,
-        Field(
-            pattern=f"^{prefix}-[0-9]{{{digits}}}$",
-            max_length=len(prefix) + 1 + digits,
-            description=f"{prefix} id, e.g. {prefix}-{example:0{digits}d}",
-            examples=[f"{prefix}-{example:0{digits}d}"],
-        ),
-    ]
-
-
-CustomerId = _id("CUS", 5, 42)
-AccountId = _id("ACC", 6, 100231)
-TxnId = _id("TXN", 7, 1234)
-TransferId = _id("TRF", 6, 123)
-PayeeId = _id("PAY", 5, 17)
-CardId = _id("CRD", 6, 400123)
-AlertId = _id("ALR", 5, 12)
-HoldId = _id("HLD", 5, 7)
-StaffId = _id("STF", 4, 1)
+CustomerId = id_type("CUS", 5, 42)
+AccountId = id_type("ACC", 6, 100231)
+TxnId = id_type("TXN", 7, 1234)
+TransferId = id_type("TRF", 6, 123)
+PayeeId = id_type("PAY", 5, 17)
+CardId = id_type("CRD", 6, 400123)
+AlertId = id_type("ALR", 5, 12)
+HoldId = id_type("HLD", 5, 7)
+StaffId = id_type("STF", 4, 1)
 
 Symbol = Annotated[str, Field(pattern=r"^[A-Z0-9]{1,10}$", max_length=10, description="Ticker symbol, e.g. VTI")]
 Currency = Literal["USD", "EUR", "GBP"]

@@ -11,12 +11,13 @@ import json
 from typing import Any
 
 from envs.support.rules import AGENT, now_iso
+from fixtures.ids import IdSequences
 from fixtures.world import World
 from servers.tools import ToolContext
 
 __all__ = ["next_world_id", "next_id", "audit", "write_refund", "credit"]
 
-ID_COLUMNS: dict[str, tuple[str, str, int]] = {
+_IDS = IdSequences({
     "orders": ("order_id", "ORD", 6),
     "order_lines": ("line_id", "LIN", 7),
     "payments": ("payment_id", "PAY", 6),
@@ -35,15 +36,12 @@ ID_COLUMNS: dict[str, tuple[str, str, int]] = {
     "verifications": ("verification_id", "VER", 6),
     "reviews": ("review_id", "REV", 5),
     "audit_log": ("audit_id", "AUD", 7),
-}
+})
 
 
 def next_world_id(world: World, table: str) -> str:
     """The next id of ``table``'s sequence in ``world`` (tools and task setups both mint ids here)."""
-    column, prefix, width = ID_COLUMNS[table]
-    row = world.query(f"SELECT max({column}) AS last FROM {table}")[0]  # names are constants, never input
-    number = int(row["last"][len(prefix) + 1:]) if row["last"] else 0
-    return f"{prefix}-{number + 1:0{width}d}"
+    return _IDS.next(world, table)
 
 
 def next_id(ctx: ToolContext, table: str) -> str:

@@ -7,10 +7,11 @@ something other than whitespace, choices are ``Literal``. Money arguments use :d
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from fixtures.ids import id_type
 from fixtures.money import Amount
 
 __all__ = [
@@ -21,31 +22,19 @@ __all__ = [
 ]
 
 
-def _id(prefix: str, digits: int, example: int) -> Any:
-    return Annotated[
-        str,
-        Field(
-            pattern=f"^{prefix}-[0-9]{{{digits}}}$",
-            max_length=len(prefix) + 1 + digits,
-            description=f"{prefix} id, e.g. {prefix}-{example:0{digits}d}",
-            examples=[f"{prefix}-{example:0{digits}d}"],
-        ),
-    ]
-
-
-CustomerId = _id("CUS", 5, 42)
-OrderId = _id("ORD", 6, 104233)
-LineId = _id("LIN", 7, 1234)
-ShipmentId = _id("SHP", 6, 1042)
-ProductId = _id("PRD", 4, 7)
-VariantId = _id("VAR", 5, 12)
-RmaId = _id("RMA", 5, 31)
-SubscriptionId = _id("SUB", 5, 17)
-PlanId = _id("PLN", 3, 2)
-InvoiceId = _id("INV", 6, 501)
-TicketId = _id("TCK", 5, 311)
-ArticleId = _id("KB", 4, 3)
-AttachmentId = _id("ATT", 5, 9)
+CustomerId = id_type("CUS", 5, 42)
+OrderId = id_type("ORD", 6, 104233)
+LineId = id_type("LIN", 7, 1234)
+ShipmentId = id_type("SHP", 6, 1042)
+ProductId = id_type("PRD", 4, 7)
+VariantId = id_type("VAR", 5, 12)
+RmaId = id_type("RMA", 5, 31)
+SubscriptionId = id_type("SUB", 5, 17)
+PlanId = id_type("PLN", 3, 2)
+InvoiceId = id_type("INV", 6, 501)
+TicketId = id_type("TCK", 5, 311)
+ArticleId = id_type("KB", 4, 3)
+AttachmentId = id_type("ATT", 5, 9)
 
 CouponCode = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9]{2,19}$", max_length=20, description="Coupon code, e.g. SPRING15")]
 Email = Annotated[str, Field(min_length=3, max_length=120, pattern=r"^\S+@\S+$", description="An e-mail address as the customer gives it")]

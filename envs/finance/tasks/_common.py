@@ -15,17 +15,15 @@ that justify its answer, and the figures it asks for. Names say what is checked,
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from envs.finance.catalog import NOW, TODAY
 from envs.finance.ledger import next_world_id as next_id
-from fixtures.errors import TaskError
 from fixtures.money import format_minor
 from fixtures.world import World
 from graders.criteria import AnswerCheck, AnyToolCalled, StateCheck, ToolNotCalled, number, state
+from graders.setup import need, one, pick, rows
 from graders.tasks import ToolCall, call, optional_call
 
 __all__ = [
@@ -76,57 +74,6 @@ AVAILABLE_SQL = """(a.balance_minor + a.overdraft_limit_minor
     + (SELECT coalesce(sum(t.amount_minor), 0) FROM transactions t WHERE t.account_id = a.account_id AND t.status = 'pending'
        AND t.amount_minor < 0))"""
 """SQL for an account's available balance (balance + overdraft - active holds - pending debits); the account is ``a``."""
-
-
-
-_MEMO: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-_MEMO_SIZE = 512
-
-
-def rows(world: World, sql: str, *params: Any) -> list[dict[str, Any]]:
-    """Run a read query on the world (the caller's SQL must ORDER BY, so picks are deterministic).
-
-    Why the memo: a template is instantiated about ten times per seed by the meta-evaluation (oracle, replay,
-    re-grade, no-op, each negative), always on a fresh clone of the same template, and its candidate queries
-    scan the ledger. On an untouched clone (empty change log) the answer depends only on the world's content,
-    whose hash is O(1) then, so it is reused; after any write the query always runs.
-    """
-    if world.change_mark() != 0:
-        return world.query(sql, params)
-    key = (world.hash(), sql, params)
-    found = _MEMO.get(key)
-    if found is None:
-        found = world.query(sql, params)
-        while len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[key] = found
-    return [dict(row) for row in found]
-
-
-def one(world: World, sql: str, *params: Any) -> dict[str, Any]:
-    """The single row ``sql`` returns; a TaskError when there is none (a broken precondition)."""
-    found = world.query(sql, params)
-    if not found:
-        raise TaskError(f"setup query found no row: {' '.join(sql.split())[:120]} {params}")
-    return found[0]
-
-
-def pick(rng: random.Random, candidates: Sequence[dict[str, Any]], what: str) -> dict[str, Any]:
-    """One of ``candidates`` chosen by the task's rng.
-
-    Raises:
-        TaskError: no candidate satisfies the task's preconditions in this world.
-    """
-    if not candidates:
-        raise TaskError(f"no {what} in this world satisfies the task's preconditions")
-    return candidates[rng.randrange(len(candidates))]
-
-
-def need(condition: bool, message: str) -> None:
-    """Assert a precondition while building a task (TaskError names what is missing)."""
-    if not condition:
-        raise TaskError(message)
-
 
 
 def money(minor: int, currency: str) -> str:

@@ -11,19 +11,17 @@ ask, the agreement it had to get before acting, the reads that justify its answe
 
 from __future__ import annotations
 
-import random
 import re
-from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from envs.support.catalog import NOW, TODAY
 from envs.support.ledger import next_world_id as next_id
-from fixtures.errors import TaskError
 from fixtures.money import format_minor
 from fixtures.persona import Persona, Terms, plant_persona
 from fixtures.world import World
 from graders.criteria import AnswerCheck, AnyToolCalled, CallOrder, StateCheck, ToolCalled, ToolNotCalled, number, state
+from graders.setup import need, one, pick, rows
 from graders.tasks import ToolCall, call, optional_call
 
 __all__ = [
@@ -35,43 +33,6 @@ __all__ = [
 
 AGENT = "STF-0100"
 """The support agent the agent acts as (``catalog.AGENT_STAFF_ID``)."""
-
-_MEMO: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-
-
-def rows(world: World, sql: str, *params: Any) -> list[dict[str, Any]]:
-    """Run a read query on the world (ORDER BY for determinism); memoised on untouched clones (see finance's)."""
-    if world.change_mark() != 0:
-        return world.query(sql, params)
-    key = (world.hash(), sql, params)
-    found = _MEMO.get(key)
-    if found is None:
-        found = world.query(sql, params)
-        while len(_MEMO) >= 512:
-            _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[key] = found
-    return [dict(row) for row in found]
-
-
-def one(world: World, sql: str, *params: Any) -> dict[str, Any]:
-    """The single row ``sql`` returns; a TaskError when there is none."""
-    found = world.query(sql, params)
-    if not found:
-        raise TaskError(f"setup query found no row: {' '.join(sql.split())[:120]} {params}")
-    return found[0]
-
-
-def pick(rng: random.Random, candidates: Sequence[dict[str, Any]], what: str) -> dict[str, Any]:
-    """One of ``candidates`` chosen by the task's rng (TaskError when there is none)."""
-    if not candidates:
-        raise TaskError(f"no {what} in this world satisfies the task's preconditions")
-    return candidates[rng.randrange(len(candidates))]
-
-
-def need(condition: bool, message: str) -> None:
-    """Assert a precondition while building a task."""
-    if not condition:
-        raise TaskError(message)
 
 
 def money(minor: int) -> str:

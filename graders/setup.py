@@ -1,0 +1,65 @@
+"""Reading the world while a task template builds its instance: rows, one row, a seeded pick, a precondition.
+
+A template reads the world to choose its subject with the task's rng, and plants what its story needs. These
+helpers are the same for every environment; a broken precondition is a :class:`~fixtures.errors.TaskError`
+that names what is missing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from fixtures.errors import TaskError
+from fixtures.world import World
+
+__all__ = ["need", "one", "pick", "rows"]
+
+_MEMO: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+_MEMO_SIZE = 512
+
+
+def rows(world: World, sql: str, *params: Any) -> list[dict[str, Any]]:
+    """Run a read query on the world (the caller's SQL must ORDER BY, so picks are deterministic).
+
+    Why the memo: a template is instantiated about ten times per seed by the meta-evaluation (oracle, replay,
+    re-grade, no-op, each negative), always on a fresh clone of the same template, and its candidate queries
+    scan whole tables. On an untouched clone (empty change log) the answer depends only on the world's
+    content, whose hash is O(1) then, so it is reused; after any write the query always runs.
+    """
+    if world.change_mark() != 0:
+        return world.query(sql, params)
+    key = (world.hash(), sql, params)
+    found = _MEMO.get(key)
+    if found is None:
+        found = world.query(sql, params)
+        while len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = found
+    return [dict(row) for row in found]
+
+
+def one(world: World, sql: str, *params: Any) -> dict[str, Any]:
+    """The single row ``sql`` returns; a TaskError when there is none (a broken precondition)."""
+    found = world.query(sql, params)
+    if not found:
+        raise TaskError(f"setup query found no row: {' '.join(sql.split())[:120]} {params}")
+    return found[0]
+
+
+def pick(rng: random.Random, candidates: Sequence[dict[str, Any]], what: str) -> dict[str, Any]:
+    """One of ``candidates`` chosen by the task's rng.
+
+    Raises:
+        TaskError: no candidate satisfies the task's preconditions in this world.
+    """
+    if not candidates:
+        raise TaskError(f"no {what} in this world satisfies the task's preconditions")
+    return candidates[rng.randrange(len(candidates))]
+
+
+def need(condition: bool, message: str) -> None:
+    """Assert a precondition while building a task (TaskError names what is missing)."""
+    if not condition:
+        raise TaskError(message)
