@@ -52,6 +52,9 @@ __all__ = [
     "Split",
     "call",
     "optional_call",
+    "answer_call",
+    "refusal_call",
+    "escalation_call",
     "negative",
 ]
 
@@ -81,6 +84,28 @@ def call(tool: str, /, **arguments: Any) -> ToolCall:
 def optional_call(tool: str, /, **arguments: Any) -> ToolCall:
     """An oracle step the task does not require, e.g. ``optional_call("list_accounts", customer_id=c)``."""
     return ToolCall(tool=tool, arguments=arguments, optional=True)
+
+
+ANSWER_TOOL = "submit_answer"
+"""The kit's answer tool (``servers.answer.answer_tool``), whose final call an oracle ends with."""
+
+
+def answer_call(text: str, **values: str) -> ToolCall:
+    """The final answer declaring the task ``completed``, with the figures it asks for (``values``)."""
+    arguments: dict[str, Any] = {"answer": text, "outcome": "completed"}
+    if values:
+        arguments["values"] = values
+    return ToolCall(tool=ANSWER_TOOL, arguments=arguments)
+
+
+def refusal_call(reason_code: str, text: str) -> ToolCall:
+    """The final answer declaring the request ``refused`` under the policy rule ``reason_code``."""
+    return ToolCall(tool=ANSWER_TOOL, arguments={"answer": text, "outcome": "refused", "reason_code": reason_code})
+
+
+def escalation_call(reason_code: str, text: str) -> ToolCall:
+    """The final answer declaring the request ``escalated`` under the policy rule ``reason_code``."""
+    return ToolCall(tool=ANSWER_TOOL, arguments={"answer": text, "outcome": "escalated", "reason_code": reason_code})
 
 
 class Negative(BaseModel):

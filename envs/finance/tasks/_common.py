@@ -25,6 +25,8 @@ from fixtures.world import World
 from graders.criteria import AnswerCheck, AnyToolCalled, StateCheck, ToolNotCalled, number, state
 from graders.setup import need, one, pick, rows
 from graders.tasks import ToolCall, call, optional_call
+from graders.tasks import answer_call as answer
+from graders.tasks import refusal_call as refusal
 
 __all__ = [
     "NOW",
@@ -118,17 +120,6 @@ def verify(customer: dict[str, Any], *, last4: str | None = None, postcode: str 
     )
 
 
-def answer(text: str, **values: str) -> ToolCall:
-    """A ``submit_answer`` call declaring the task ``completed`` (with the figures it asks for)."""
-    arguments: dict[str, Any] = {"answer": text, "outcome": "completed"}
-    if values:
-        arguments["values"] = values
-    return ToolCall(tool="submit_answer", arguments=arguments)
-
-
-def refusal(reason_code: str, text: str) -> ToolCall:
-    """A ``submit_answer`` call declaring the request ``refused`` under the policy rule ``reason_code``."""
-    return ToolCall(tool="submit_answer", arguments={"answer": text, "outcome": "refused", "reason_code": reason_code})
 
 
 def customer_of(world: World, account_id: str) -> dict[str, Any]:

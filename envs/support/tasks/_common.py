@@ -23,6 +23,9 @@ from fixtures.world import World
 from graders.criteria import AnswerCheck, AnyToolCalled, CallOrder, StateCheck, ToolCalled, ToolNotCalled, number, state
 from graders.setup import need, one, pick, rows
 from graders.tasks import ToolCall, call, optional_call
+from graders.tasks import answer_call as answer
+from graders.tasks import escalation_call as escalation
+from graders.tasks import refusal_call as refusal
 
 __all__ = [
     "NOW", "TODAY", "AGENT", "rows", "one", "pick", "need", "next_id", "money", "full_name", "stamp", "agree", "decline",
@@ -96,25 +99,7 @@ def verify(customer: dict[str, Any], *, optional: bool = False) -> ToolCall:
     return (optional_call if optional else call)("verify_identity", customer_id=customer["customer_id"], email=customer["email"], date_of_birth=customer["date_of_birth"])
 
 
-def answer(text: str, **values: str) -> ToolCall:
-    """A ``submit_answer`` call declaring the case ``completed`` (with the figures it asks for)."""
-    arguments: dict[str, Any] = {"answer": text, "outcome": "completed"}
-    if values:
-        arguments["values"] = values
-    return ToolCall(tool="submit_answer", arguments=arguments)
 
-
-def refusal(reason_code: str, text: str) -> ToolCall:
-    """A ``submit_answer`` call declaring the request ``refused`` under ``reason_code``."""
-    return ToolCall(tool="submit_answer", arguments={"answer": text, "outcome": "refused", "reason_code": reason_code})
-
-
-def escalation(reason_code: str, text: str) -> ToolCall:
-    """A ``submit_answer`` call declaring the case ``escalated`` under ``reason_code``."""
-    return ToolCall(tool="submit_answer", arguments={"answer": text, "outcome": "escalated", "reason_code": reason_code})
-
-
-# -- criteria ------------------------------------------------------------------------------------------
 
 
 def asked(topic: str, name: str | None = None, *, weight: float = 1.0) -> ToolCalled:
