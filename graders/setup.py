@@ -8,13 +8,13 @@ that names what is missing.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fixtures.errors import TaskError
 from fixtures.world import World
 
-__all__ = ["need", "one", "pick", "rows"]
+__all__ = ["case", "need", "one", "pick", "rows"]
 
 _MEMO: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
 _MEMO_SIZE = 512
@@ -63,3 +63,21 @@ def need(condition: bool, message: str) -> None:
     """Assert a precondition while building a task (TaskError names what is missing)."""
     if not condition:
         raise TaskError(message)
+
+
+def case(rng: random.Random, weights: Mapping[str, float]) -> str:
+    """Which world this instance is, drawn with the task's rng: e.g. ``case(rng, {"ok": 5, "kyc_expired": 3,
+    "payee_unverified": 2})``.
+
+    Why: a template poses one neutral request and the world of each instance decides the right outcome
+    (design decision 14), so the template draws the case first, then sets the world up so the deciding fact
+    holds, and words its prompt the same way in every case. Give the compliant case the largest weight: a
+    policy that always declares the most frequent outcome then has to do the work to be paid.
+
+    Raises:
+        TaskError: no case, or a weight that is not positive.
+    """
+    names = list(weights)
+    if not names or any(not (w > 0) for w in weights.values()):
+        raise TaskError(f"case() needs at least one case with a positive weight, got {dict(weights)!r}")
+    return rng.choices(names, weights=[weights[n] for n in names])[0]

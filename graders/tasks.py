@@ -200,6 +200,7 @@ class TaskTemplate:
         tags: free-form labels for filtering.
         tools: the tools the task needs (checked against the environment when templates load).
         description: one line for ``toolgym tasks``.
+        one_sided: why the declaration never varies by seed, for a template that is inherently one-sided.
 
     Raises:
         TaskError: a malformed definition, naming the template and the field.
@@ -213,6 +214,10 @@ class TaskTemplate:
     tags: Sequence[str] = ()
     tools: Sequence[str] = ()
     description: str = ""
+    one_sided: str = ""
+    """Why this template's correct declaration (outcome and reason code) is the same on every seed, when it is
+    inherently so (e.g. an injected instruction that must always be ignored). Empty, the default, means the
+    world of each instance decides the outcome, and ``toolgym check`` requires the declaration to vary."""
     _expected: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _noop_satisfied: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Cache of the oracle's expected change set per (env, fixture version, seed, scale); see graders.expected."""
@@ -240,6 +245,8 @@ class TaskTemplate:
             raise TaskError(f"{label}: field 'split' must be 'train' or 'test', got {self.split!r}")
         if not isinstance(self.category, str) or not self.category:
             raise TaskError(f"{label}: field 'category' must be a non-empty string, got {self.category!r}")
+        if not isinstance(self.one_sided, str):
+            raise TaskError(f"{label}: field 'one_sided' must be a string saying why the outcome never varies, got {self.one_sided!r}")
         for attr in ("tags", "tools"):
             value = getattr(self, attr)
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
@@ -271,6 +278,8 @@ class TaskTemplate:
             TaskError: the build function crashed or returned a malformed draft (the message names the field).
         """
         label = f"task template {self.id!r} (seed {seed})"
+        # ids of rows created from here on (setup and agent alike) depend on the instance (fixtures/ids.py)
+        world.id_salt = f"{self.id}:{seed}"
         try:
             draft = self.build(world, self.rng(seed))
         except ToolgymError:
@@ -300,4 +309,5 @@ class TaskTemplate:
             "tags": list(self.tags),
             "tools": list(self.tools),
             "description": self.description or (inspect.getdoc(self.build) or "").split("\n", 1)[0],
+            "one_sided": self.one_sided,
         }

@@ -265,6 +265,7 @@ def test_toolgym_tasks_lists_templates(capsys: pytest.CaptureFixture[str]) -> No
         "tags": ["write", "policy"],
         "tools": ["verify_identity", "transfer"],
         "description": "Verify the customer, then move money from checking to savings.",
+        "one_sided": "",
     }
     with pytest.raises(SystemExit):
         main(["tasks", "tests.graders.toy:environment", "--split", "test"])
