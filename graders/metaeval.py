@@ -12,9 +12,15 @@ For every task template and seed, over one real in-memory MCP client shared by t
 * the **no-op** fails (unless ``noop_may_pass``) and every hand-written **negative** fails;
 * every **generated attack** that counts fails (``graders/attacks.py``, ``graders/adversary.py``), and those
   that skip the work or lie about it (:data:`ZERO_REWARD_CLASSES`) earn exactly 0;
-* **determinism**: the same seed twice gives the same instance, start and end hashes and grade JSON.
+* **determinism**: the same seed twice gives the same instance, start and end hashes and grade JSON;
+* **counterfactual instances** (``graders/priors.py``): the seeds give distinct instances (at least
+  :func:`~graders.priors.distinct_required` of them), the correct declaration varies by seed unless the
+  template says why it is one-sided, and trained-policy attacks — a template prior alone and after generic
+  reads, another seed's oracle replayed verbatim and with this prompt's facts substituted — are played on
+  every seed, learning only from the other seeds of the check.
 
-Over the whole environment, **constant policies** — the no-op, and one fixed keyword-stuffed answer per
+Over the whole environment, the priors must average a reward of at most :data:`~graders.priors.PRIOR_LIMIT`
+and the replays pass at most :data:`~graders.priors.REPLAY_LIMIT` of the instances; and **constant policies** — the no-op, and one fixed keyword-stuffed answer per
 outcome reused on every task — must average a reward of at most :data:`CONSTANT_POLICY_LIMIT`.
 
 "Fails" means the graded criteria alone do not reach the threshold (or a gate failed), so an ungraded LLM
@@ -35,6 +41,17 @@ from graders.criteria.judge import JudgeClient
 from graders.grade import Grade
 from graders.grading import grade_episode, grade_record, lint_instance
 from graders.play import play
+from graders.priors import (
+    PRIOR_CLASSES,
+    PRIOR_LIMIT,
+    REPLAY_CLASSES,
+    REPLAY_LIMIT,
+    SeedInstance,
+    declaration,
+    distinct_required,
+    instance_key,
+    trained_policies,
+)
 from graders.rubric_lint import rubric_problems
 from graders.tasks import TaskTemplate, ToolCall
 from servers.environment import Environment
@@ -77,9 +94,30 @@ class TemplateCheck:
     """Per attack class: generated, counted, passed, highest reward."""
     constant_rewards: dict[str, list[float]] = field(default_factory=dict)
     """Per constant policy, the reward it earned on each seed."""
+    distinct: int = 0
+    """Distinct instances (prompt, oracle, expected values) over the checked seeds."""
+    declarations: dict[str, int] = field(default_factory=dict)
+    """How often each declaration (``refused:kyc_not_verified``) is the correct one over the checked seeds."""
+    trained: dict[str, list[float]] = field(default_factory=dict)
+    """Per trained-policy class (``template_prior`` ...), the reward it earned on each seed."""
+    trained_passed: dict[str, int] = field(default_factory=dict)
+    """Per trained-policy class, how many seeds it passed."""
+    trained_seeds: dict[str, list[int]] = field(default_factory=dict)
+    """Per trained-policy class, the seeds it passed (shown as notes)."""
     seconds: float = 0.0
     violations: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def prior_reward(self) -> float:
+        """The mean reward of the prior policies on this template (0 when not played)."""
+        rewards = [r for kind in PRIOR_CLASSES for r in self.trained.get(kind, [])]
+        return sum(rewards) / len(rewards) if rewards else 0.0
+
+    @property
+    def replays_passed(self) -> int:
+        """Seeds on which some replay of another seed's oracle passed."""
+        return max((self.trained_passed.get(kind, 0) for kind in REPLAY_CLASSES), default=0)
 
     @property
     def ok(self) -> bool:
@@ -107,6 +145,8 @@ class CheckReport:
     templates: list[TemplateCheck]
     constant_policies: dict[str, float] = field(default_factory=dict)
     """Mean reward of each task-agnostic constant policy over every checked task and seed."""
+    trained_policies: dict[str, tuple[float, int, int]] = field(default_factory=dict)
+    """Per trained-policy class: (mean reward, instances passed, instances played) over every template and seed."""
     env_violations: list[str] = field(default_factory=list)
 
     @property
@@ -134,13 +174,16 @@ class CheckReport:
         for t in self.templates:
             lines.append(
                 f"  {t.template_id}: oracle {t.oracle}, noop {t.noop}, negatives {t.negatives}, attacks {t.attack_summary} "
-                f"(max reward {t.worst_attack:.3f}), determinism {t.determinism}"
+                f"(max reward {t.worst_attack:.3f}), determinism {t.determinism}, distinct {t.distinct}/{len(t.seeds)}, "
+                f"prior {t.prior_reward:.3f}, replays passed {t.replays_passed}"
             )
         for kind, stats in self.attacks.items():
             lines.append(f"  attack {kind}: {stats.generated} generated, {stats.counted} counted, {stats.passed} pass, "
                          f"max reward {stats.max_reward:.3f}")
         for name, mean in self.constant_policies.items():
             lines.append(f"  constant policy {name}: mean reward {mean:.4f}")
+        for kind, (mean, passed, played) in self.trained_policies.items():
+            lines.append(f"  trained policy {kind}: mean reward {mean:.4f}, passed {passed}/{played}")
         lines += [f"  VIOLATION {v}" for v in self.violations]
         return "\n".join(lines)
 
@@ -207,6 +250,20 @@ class _Checker:
         self.use_judge = use_judge
         self.attacks = attacks
         self.manager = EpisodeManager(self.environment, max_live=16)
+        self.instances: dict[int, SeedInstance] = {}
+        """Every checked seed's instance (what the trained-policy attacks learn from)."""
+
+    def collect(self, seeds: Sequence[int]) -> None:
+        """Build the instance of every seed up front: the trained-policy attacks on one seed learn from the others."""
+        tool = answer_tool(self.environment)
+        for seed in seeds:
+            try:
+                world, instance = self.environment.instantiate_task(self.template.id, seed)
+            except ToolgymError:
+                continue  # the seed's own check reports it
+            world.release()
+            final = instance.oracle[-1] if tool is not None and instance.oracle and instance.oracle[-1].tool == tool else None
+            self.instances[seed] = SeedInstance(seed=seed, instance=instance, final=final)
 
     def violation(self, seed: int, message: str) -> None:
         self.report.violations.append(f"seed {seed}: {message}")
@@ -326,6 +383,7 @@ class _Checker:
         for name, answer in self.context.constant_answers(seed):
             played = await play_calls(self.manager, self.context.shared, self.template.id, seed, [answer])
             self.report.constant_rewards.setdefault(name, []).append(played.grade.score)
+        await self._trained(seed, tool)
         for attack in generate_attacks(self.environment, task, self.context.vocabulary(seed), tool):
             outcome = await run_attack(self.manager, self.context.shared, self.template.id, seed, attack, oracle)
             stats = self.report.attacks.setdefault(attack.kind, AttackStats())
@@ -342,6 +400,43 @@ class _Checker:
                 credited = "; ".join(r.name for r in outcome.grade.criteria if r.passed and r.credited and r.weight > 0)
                 self.violation(seed, f"attack {attack.kind}: {attack.name} earns {outcome.grade.score:.3f} (credited: {credited}); "
                                      "it must earn nothing: gate the work it skips")
+
+
+    async def _trained(self, seed: int, tool: str | None) -> None:
+        """Play the trained-policy attacks on ``seed``, learnt from the other seeds (``graders/priors.py``)."""
+        target = self.instances.get(seed)
+        if target is None:
+            return
+        others = [i for s, i in sorted(self.instances.items()) if s != seed]
+        for policy in trained_policies(self.environment, tool, target, others):
+            played = await play_calls(self.manager, self.context.shared, self.template.id, seed, policy.calls)
+            self.report.trained.setdefault(policy.kind, []).append(played.grade.score)
+            if played.grade.graded_pass:
+                self.report.trained_passed[policy.kind] = self.report.trained_passed.get(policy.kind, 0) + 1
+                self.report.trained_seeds.setdefault(policy.kind, []).append(seed)
+
+
+def _counterfactual(template: TaskTemplate, report: TemplateCheck, instances: dict[int, SeedInstance]) -> None:
+    """Distinct instances and varying declarations (graders/README.md, "Tasks where the world decides")."""
+    seeds = len(report.seeds)
+    report.distinct = len({instance_key(i.instance) for i in instances.values()})
+    declared = [declaration(i.final) for i in instances.values() if i.final is not None]
+    report.declarations = {}
+    for outcome, code in declared:
+        label = f"{outcome}:{code}" if code else str(outcome)
+        report.declarations[label] = report.declarations.get(label, 0) + 1
+    needed = distinct_required(seeds)
+    if len(instances) == seeds and report.distinct < needed:
+        report.violations.append(
+            f"only {report.distinct} distinct instances over {seeds} seeds (needs {needed}): draw the facts that matter from the "
+            "world per seed, planting seeded values where candidates are few"
+        )
+    if seeds >= 10 and len(declared) == seeds and len(report.declarations) == 1 and not template.one_sided:
+        only = next(iter(report.declarations))
+        report.violations.append(
+            f"the correct declaration is {only!r} on every seed: let the world of each instance decide the outcome "
+            "(graders.setup.case), or say why the template is inherently one-sided (TaskTemplate(one_sided=...))"
+        )
 
 
 async def check_template(
@@ -361,7 +456,11 @@ async def check_template(
         if context is None:
             context = _Context(environment, await stack.enter_async_context(SharedClient(environment)))
         checker = _Checker(context, template, report, judge, use_judge, attacks)
+        checker.collect(seeds)
         outcomes = [await checker.seed(seed) for seed in seeds]
+        _counterfactual(template, report, checker.instances)
+    for kind, passed in report.trained_seeds.items():
+        report.notes.append(f"trained policy {kind} passes on seeds {', '.join(map(str, passed))}")
     if not outcomes:
         report.violations.append("no seeds to check")
     scores = [o.oracle_score for o in outcomes if o.oracle_score is not None]
@@ -424,6 +523,25 @@ def assemble_report(env: str, results: list[TemplateCheck]) -> CheckReport:
         for name, rewards in t.constant_rewards.items():
             pooled.setdefault(name, []).extend(rewards)
     report.constant_policies = {name: sum(r) / len(r) for name, r in pooled.items() if r}
+    for kind in (*PRIOR_CLASSES, *REPLAY_CLASSES):
+        rewards = [r for t in results for r in t.trained.get(kind, [])]
+        if rewards:
+            passed = sum(t.trained_passed.get(kind, 0) for t in results)
+            report.trained_policies[kind] = (sum(rewards) / len(rewards), passed, len(rewards))
+    for kind, (mean, passed, played) in report.trained_policies.items():
+        if kind in PRIOR_CLASSES and mean > PRIOR_LIMIT:
+            worst = sorted(results, key=lambda t: -sum(t.trained.get(kind, [])))[:5]
+            report.env_violations.append(
+                f"trained policy {kind!r} averages a reward of {mean:.4f} (limit {PRIOR_LIMIT}): a policy that memorised the "
+                f"other seeds is paid without reading; worst templates: "
+                + ", ".join(f"{t.template_id} {sum(t.trained.get(kind, [])) / max(1, len(t.trained.get(kind, []))):.2f}" for t in worst)
+            )
+        if kind in REPLAY_CLASSES and passed > REPLAY_LIMIT * played:
+            worst = sorted(results, key=lambda t: -t.trained_passed.get(kind, 0))[:5]
+            report.env_violations.append(
+                f"trained policy {kind!r} passes {passed}/{played} instances (limit {REPLAY_LIMIT:.0%}): another seed's oracle is "
+                "paid here; worst templates: " + ", ".join(f"{t.template_id} {t.trained_passed.get(kind, 0)}" for t in worst)
+            )
     for name, mean in report.constant_policies.items():
         if mean > CONSTANT_POLICY_LIMIT:
             report.env_violations.append(

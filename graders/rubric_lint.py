@@ -7,6 +7,10 @@
 * **Credit needs work**: some credited criterion (weight > 0, not already satisfied by the untouched
   world) must read the world or the record. A rubric whose only credited criteria read the answer pays
   for a claim, and an RL policy learns to make the claim without the work.
+* **Gates name the deciding record**: a look-up gate (``tool_called``, ``any_tool_called``, the ``first`` of
+  ``call_order`` / ``before_writes``) that a call with junk arguments would satisfy (``search_customers("zz")``,
+  ``get_customer("CUS-00000")``) pays for touching a tool, not for reading the record that justifies the
+  decision; it must pin the record's id. Tools that take no required argument are exempt (nothing to name).
 * **Names hold no secrets**: a criterion's name travels with every grade (results files, reports); a figure
   or an id the agent has to find or compute must only appear in evidence. Values the prompt itself states,
   and words that only say what is checked ("frozen"), are fine.
@@ -17,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from graders.baseline import noop_satisfied
+from graders.priors import junk_arguments
 from graders.criteria.matchers import Eq, Facts, Number, OneOf, Range, Text, normalize_text
 from graders.standard import full_rubric
 
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     from graders.tasks import TaskInstance
     from servers.environment import Environment
 
-__all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values"]
+__all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values", "junk_satisfied_gates"]
 
 ANSWER_KINDS = frozenset({"answer", "outcome", "claims", "judge"})
 """Criterion kinds that read what the agent said rather than what it did."""
@@ -64,6 +69,40 @@ def secret_values(criterion: Any) -> list[str]:
     return found
 
 
+def _gate_patterns(criterion: Any) -> list[Any]:
+    kind = getattr(criterion, "kind", "")
+    if not getattr(criterion, "gate", False):
+        return []
+    if kind == "tool_called" and getattr(criterion, "min_count", 1) >= 1:
+        return [criterion.pattern]
+    if kind == "any_tool_called":
+        return list(criterion.alternatives)
+    if kind in ("call_order", "before_writes"):
+        return [criterion.before]
+    return []
+
+
+def junk_satisfied_gates(environment: Environment, rubric: list[Any]) -> list[str]:
+    """Look-up gates of ``rubric`` that a call with junk arguments would satisfy (see the module docstring)."""
+    from servers.record import ToolCallEvent
+
+    problems: list[str] = []
+    for criterion in rubric:
+        for pattern in _gate_patterns(criterion):
+            spec = environment.tool_specs.get(pattern.tool)
+            if spec is None or pattern.status == "error" or not spec.input_schema.get("required"):
+                continue
+            for arguments in junk_arguments(environment, pattern.tool):
+                event = ToolCallEvent(seq=0, tool=pattern.tool, arguments=arguments, result=None, started_ms=0.0, duration_ms=0.0)
+                if pattern.matches(event)[0]:
+                    problems.append(
+                        f"gate {criterion.label!r} is satisfied by {pattern.tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())}): "
+                        "bind it to the record that justifies the decision (args={...: <its id>})"
+                    )
+                    break
+    return problems
+
+
 async def rubric_problems(environment: Environment, instance: TaskInstance) -> list[str]:
     """Every lint problem of ``instance`` (see the module docstring); empty when the rubric is sound."""
     problems: list[str] = []
@@ -87,6 +126,7 @@ async def rubric_problems(environment: Environment, instance: TaskInstance) -> l
             f"only criteria that read the answer earn credit ({names}): add one that checks the work in the world or "
             "the record (an end-state check, or the look-up that justifies the answer), or the rubric pays for a claim"
         )
+    problems += junk_satisfied_gates(environment, rubric)
     prompt = normalize_text(instance.prompt)
     for criterion in rubric:
         label = normalize_text(criterion.label)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from graders.metaeval import CONSTANT_POLICY_LIMIT, DEFAULT_SEEDS, CheckReport, check_environment
 from graders.parallel import check_in_processes
+from graders.priors import PRIOR_CLASSES, PRIOR_LIMIT, REPLAY_LIMIT
 from graders.resolve import resolve_environment
 
 __all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run", "render", "report_json"]
@@ -23,17 +24,19 @@ DESCRIPTION = (
     "clients with no tool error, re-grade offline to the same grade, and still pass without the steps it marks "
     "optional; the no-op and every hand-written negative must fail; every generated attack (answer without work, "
     "outcome lies, keyword stuffing, over-action, forbidden attempts, prefixes, skipped steps, reorderings, "
-    "perturbed values, hedged answers) must fail; the same seed must give the same world hash and grade; and "
-    "task-agnostic constant policies must average a reward of at most "
-    f"{CONSTANT_POLICY_LIMIT}. Exits 1 listing every violation."
+    "perturbed values, hedged answers) must fail; the same seed must give the same world hash and grade; seeds must "
+    "give distinct instances (18 of 20) whose correct declaration varies; task-agnostic constant policies must average a "
+    f"reward of at most {CONSTANT_POLICY_LIMIT}; and trained-policy attacks learnt from the other seeds (a template prior, "
+    "alone and after generic reads; another seed's oracle replayed verbatim and with this prompt's facts substituted) "
+    "must average at most 0.05 and pass at most 2% of instances. Exits 1 listing every violation."
 )
 
 
 def _console() -> Console:
-    """A console; piped output (CI logs) gets 120 columns so the table does not wrap into unreadable cells."""
+    """A console; piped output (CI logs) gets 200 columns so the table does not wrap into unreadable cells."""
     console = Console(soft_wrap=True, highlight=False)
     if not console.is_terminal:
-        console = Console(soft_wrap=True, highlight=False, width=120)
+        console = Console(soft_wrap=True, highlight=False, width=200)
     return console
 
 
@@ -53,13 +56,18 @@ def render(report: CheckReport, console: Console) -> None:
     """Print the templates table, the attack classes, the constant policies, then every violation and note."""
     table = Table(title=f"toolgym check {report.env}", title_justify="left", header_style="bold")
     table.add_column("template", no_wrap=True)
-    for column in ("seeds", "oracle", "noop", "negatives", "attacks", "max attack", "determinism", "time"):
-        table.add_column(column, justify="right" if column in ("seeds", "max attack", "time") else "left")
+    numeric = ("seeds", "distinct", "max attack", "prior", "replays", "time")
+    for column in ("seeds", "distinct", "outcomes", "oracle", "noop", "negatives", "attacks", "max attack", "prior", "replays",
+                   "determinism", "time"):
+        table.add_column(column, justify="right" if column in numeric else "left")
     for t in report.templates:
         style = "" if t.ok else "red"
-        table.add_row(t.template_id, str(len(t.seeds)), t.oracle, t.noop, t.negatives, t.attack_summary, f"{t.worst_attack:.3f}",
-                      t.determinism, f"{t.seconds:.2f}s", style=style)
+        table.add_row(t.template_id, str(len(t.seeds)), str(t.distinct), str(len(t.declarations)), t.oracle, t.noop, t.negatives,
+                      t.attack_summary, f"{t.worst_attack:.3f}", f"{t.prior_reward:.3f}", str(t.replays_passed), t.determinism,
+                      f"{t.seconds:.2f}s", style=style)
     console.print(table)
+    console.print("distinct: distinct instances over the seeds; outcomes: distinct correct declarations; prior: mean reward of "
+                  "the template-prior policies; replays: seeds another seed's oracle passed (graders/priors.py)")
     attacks = Table(title="generated attacks (each counted one must fail)", title_justify="left", header_style="bold")
     attacks.add_column("class", no_wrap=True)
     for column in ("generated", "counted", "passed", "highest reward"):
@@ -72,6 +80,11 @@ def render(report: CheckReport, console: Console) -> None:
     for name, mean in report.constant_policies.items():
         flag = "[red]over the limit[/red]" if mean > CONSTANT_POLICY_LIMIT else "ok"
         console.print(f"constant policy {name}: mean reward {mean:.4f} over every task (limit {CONSTANT_POLICY_LIMIT}) {flag}")
+    for kind, (mean, passed, played) in report.trained_policies.items():
+        limit = f"limit mean {PRIOR_LIMIT}" if kind in PRIOR_CLASSES else f"limit {REPLAY_LIMIT:.0%} passed"
+        over = mean > PRIOR_LIMIT if kind in PRIOR_CLASSES else passed > REPLAY_LIMIT * played
+        console.print(f"trained policy {kind}: mean reward {mean:.4f}, passed {passed}/{played} ({limit}) "
+                      f"{'[red]over the limit[/red]' if over else 'ok'}")
     for t in report.templates:
         for note in t.notes:
             console.print(f"note: {t.template_id}: {note}")
@@ -93,6 +106,8 @@ def report_json(report: CheckReport) -> dict[str, Any]:
         "ok": report.ok,
         "violations": report.violations,
         "constant_policies": {name: round(mean, 6) for name, mean in report.constant_policies.items()},
+        "trained_policies": {kind: {"mean_reward": round(mean, 6), "passed": passed, "played": played}
+                             for kind, (mean, passed, played) in report.trained_policies.items()},
         "attacks": {kind: vars(stats) for kind, stats in report.attacks.items()},
         "templates": [
             {
@@ -102,6 +117,10 @@ def report_json(report: CheckReport) -> dict[str, Any]:
                 "noop": t.noop,
                 "negatives": t.negatives,
                 "determinism": t.determinism,
+                "distinct_instances": t.distinct,
+                "declarations": t.declarations,
+                "trained_policies": {kind: {"mean_reward": round(sum(r) / len(r), 6) if r else 0.0,
+                                            "passed": t.trained_passed.get(kind, 0)} for kind, r in t.trained.items()},
                 "attacks": {kind: vars(stats) for kind, stats in t.attacks.items()},
                 "max_attack_reward": t.worst_attack,
                 "seconds": round(t.seconds, 3),

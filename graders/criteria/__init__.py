@@ -10,6 +10,8 @@
 | ``tool_not_called`` | ToolNotCalled | the record's tool calls                      |
 | ``call_order``    | CallOrder       | the record's tool calls, in order            |
 | ``call_budget``   | CallBudget      | call and agent-error counts                  |
+| ``agreements``    | Agreements      | proposals a counterpart accepted vs the task's |
+| ``before_writes`` | BeforeWrites    | a call that must precede every write         |
 | ``answer``        | AnswerCheck     | the answer tool's arguments                  |
 | ``outcome``       | DeclaredOutcome | the final answer's declared outcome and code |
 | ``claims``        | ClaimsConsistent | the final answer against the record and world |
@@ -23,6 +25,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from graders.criteria.agreement import Agreements, BeforeWrites, agreement_terms
 from graders.criteria.answer import AnswerCheck
 from graders.criteria.base import CriterionBase, CriterionResult
 from graders.criteria.changes import ChangeSetMatch
@@ -49,6 +52,9 @@ __all__ = [
     "CallOrder",
     "CallBudget",
     "CallPattern",
+    "Agreements",
+    "BeforeWrites",
+    "agreement_terms",
     "AnswerCheck",
     "DeclaredOutcome",
     "ClaimsConsistent",
@@ -77,6 +83,8 @@ Criterion = Annotated[
     | ToolNotCalled
     | CallOrder
     | CallBudget
+    | Agreements
+    | BeforeWrites
     | AnswerCheck
     | DeclaredOutcome
     | ClaimsConsistent

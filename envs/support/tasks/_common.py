@@ -314,18 +314,41 @@ def plant_return(world: World, line: dict[str, Any], *, status: str, inspected: 
 __all__ += ["plant_return"]
 
 
-def task(**fields: Any) -> Any:
-    """A :class:`TaskDraft` whose rubric also gates every question the oracle requires asking (``asked``), unless
-    the rubric already checks that topic: a required question nobody checks would not be required at all."""
+def task(*, also_agreed: list[ToolCall] = (), **fields: Any) -> Any:  # type: ignore[assignment]
+    """A :class:`TaskDraft` whose rubric also gates what talking to the customer must mean:
+
+    * every question the oracle requires asking (``asked``), unless the rubric already checks that topic: a
+      required question nobody checks would not be required at all;
+    * each question the oracle asks before its first write comes before *any* write (a question asked after
+      acting on a guess is not the one the policy requires);
+    * every proposal the customer accepts is one the oracle makes — same resolution, same amount — so
+      over-offering, offering without the amount, or collecting agreements to incompatible resolutions fails
+      (``also_agreed``: further proposals the task accepts, e.g. an equally valid alternative).
+    """
+    from envs.support import environment
+    from graders.criteria import Agreements, BeforeWrites, agreement_terms
     from graders.tasks import TaskDraft
 
     rubric = list(fields.pop("rubric"))
+    oracle: list[ToolCall] = fields["oracle"]
     covered = {c.args["topic"].value for c in rubric if isinstance(c, ToolCalled) and c.tool == "ask_customer" and "topic" in c.args}
-    for step in fields["oracle"]:
+    for step in oracle:
         topic = step.arguments.get("topic")
         if step.tool == "ask_customer" and not step.optional and topic not in covered:
             rubric.insert(0, asked(topic))
             covered.add(topic)
+    specs = environment.tool_specs
+    for step in oracle:
+        spec = specs.get(step.tool)
+        if spec is not None and spec.mark.mutates and not spec.mark.answer:
+            break
+        topic = step.arguments.get("topic")
+        if step.tool == "ask_customer" and not step.optional:
+            rubric.append(BeforeWrites(name=f"asked for the {str(topic).replace('_', ' ')} before acting",
+                                       first={"tool": "ask_customer", "args": {"topic": topic}}))
+    proposals = [step for step in [*oracle, *also_agreed] if step.tool == "propose_resolution"]
+    rubric.append(Agreements(name="agreements bind what was done", tool="propose_resolution",
+                             expected=[agreement_terms(step.arguments) for step in proposals]))
     return TaskDraft(rubric=rubric, **fields)
 
 
