@@ -155,7 +155,8 @@ def counterfactual_checks(template: TaskTemplate, report: TemplateCheck, instanc
     """Distinct instances and varying declarations (graders/README.md, "Tasks where the world decides")."""
     seeds = len(report.seeds)
     report.distinct = len({instance_key(i.instance) for i in instances.values()})
-    declared = [declaration(i.final) for i in instances.values() if i.final is not None]
+    # environments whose answers declare no outcome have nothing to vary here
+    declared = [declaration(i.final) for i in instances.values() if i.final is not None and declaration(i.final)[0] is not None]
     report.declarations = {}
     for outcome, code in declared:
         label = f"{outcome}:{code}" if code else str(outcome)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values", "junk_satisfied_gates"]
 
-ANSWER_KINDS = frozenset({"answer", "outcome", "claims", "judge"})
+ANSWER_KINDS = frozenset({"answer", "answer_omits", "outcome", "claims", "judge"})
 """Criterion kinds that read what the agent said rather than what it did."""
 
 
@@ -88,19 +88,24 @@ def junk_satisfied_gates(environment: Environment, rubric: list[Any]) -> list[st
 
     problems: list[str] = []
     for criterion in rubric:
-        for pattern in _gate_patterns(criterion):
-            spec = environment.tool_specs.get(pattern.tool)
-            if spec is None or pattern.status == "error" or not spec.input_schema.get("required"):
-                continue
-            for arguments in junk_arguments(environment, pattern.tool):
-                event = ToolCallEvent(seq=0, tool=pattern.tool, arguments=arguments, result=None, started_ms=0.0, duration_ms=0.0)
-                if pattern.matches(event)[0]:
-                    problems.append(
-                        f"gate {criterion.label!r} is satisfied by {pattern.tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())}): "
-                        "bind it to the record that justifies the decision (args={...: <its id>})"
-                    )
-                    break
+        junk = next((call for pattern in _gate_patterns(criterion) for call in _junk_matches(environment, pattern, ToolCallEvent)), None)
+        if junk is not None:
+            problems.append(f"gate {criterion.label!r} is satisfied by {junk}: bind it to the record that justifies the decision "
+                            "(args={...: <its id>})")
     return problems
+
+
+def _junk_matches(environment: Environment, pattern: Any, event_type: Any) -> list[str]:
+    """Junk calls (rendered) that satisfy ``pattern``; none for tools with no required argument."""
+    spec = environment.tool_specs.get(pattern.tool)
+    if spec is None or pattern.status == "error" or not spec.input_schema.get("required"):
+        return []
+    found = []
+    for arguments in junk_arguments(environment, pattern.tool):
+        event = event_type(seq=0, tool=pattern.tool, arguments=arguments, result=None, started_ms=0.0, duration_ms=0.0)
+        if pattern.matches(event)[0]:
+            found.append(f"{pattern.tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
+    return found
 
 
 async def rubric_problems(environment: Environment, instance: TaskInstance) -> list[str]:
