@@ -8,7 +8,7 @@ seed, learning only from the *other* seeds of the same check (leave-one-out), wi
 | class | trajectory |
 |---|---|
 | ``template_prior`` | the final answer a prior would give: the declaration most often correct on the other seeds, every answer value that was the same on all of them |
-| ``prior_after_reads`` | the same answer after generic reads of everything the prompt names (each id with every read tool taking such an id; each name and e-mail with every search tool) |
+| ``prior_after_reads`` | the same answer after the reads every other seed's oracle made alike (asking the customer the usual questions) and generic reads of everything the prompt names (each id with every read tool taking such an id; each name and e-mail with every search tool) |
 | ``replay`` | the oracle of the nearest other seed (by prompt), replayed verbatim |
 | ``replay_substituted`` | the same oracle with the prompt's ids, names and amounts substituted: the other prompt's tokens mapped onto this one's |
 
@@ -48,6 +48,7 @@ __all__ = [
     "generic_reads",
     "nearest_seed",
     "substitute",
+    "constant_reads",
     "junk_arguments",
     "TrainedPolicy",
     "trained_policies",
@@ -159,6 +160,27 @@ def generic_reads(environment: Environment, prompt: str) -> list[ToolCall]:
     return reads[:_MAX_READS]
 
 
+def constant_reads(environment: Environment, others: Sequence[SeedInstance]) -> list[ToolCall]:
+    """The read calls every other seed's oracle makes with the same arguments (``ask_customer(topic=
+    "order_number")``, ``list_pending_approvals()``): a trained policy makes them out of habit."""
+    def reads(instance: TaskInstance) -> list[ToolCall]:
+        found = []
+        for step in instance.oracle:
+            spec = environment.tool_specs.get(step.tool)
+            if spec is not None and not spec.mark.mutates and not spec.mark.answer:
+                found.append(ToolCall(tool=step.tool, arguments=step.arguments))
+        return found
+
+    def key(call: ToolCall) -> str:
+        return json.dumps([call.tool, call.arguments], sort_keys=True, default=str)
+
+    if not others:
+        return []
+    first = {key(c): c for c in reads(others[0].instance)}
+    rest = [{key(c) for c in reads(o.instance)} for o in others[1:]]
+    return [c for k, c in first.items() if all(k in r for r in rest)][:_MAX_READS]
+
+
 def _tokens(prompt: str) -> list[str]:
     return _TOKEN.findall(prompt)
 
@@ -261,7 +283,8 @@ def trained_policies(environment: Environment, answer_tool: str | None, target: 
     if answer_tool is not None:
         prior = prior_answer(answer_tool, others)
         policies.append(TrainedPolicy("template_prior", (prior,)))
-        policies.append(TrainedPolicy("prior_after_reads", (*generic_reads(environment, target.instance.prompt), prior)))
+        reads = [*constant_reads(environment, others), *generic_reads(environment, target.instance.prompt)]
+        policies.append(TrainedPolicy("prior_after_reads", (*reads, prior)))
     source = nearest_seed(target.instance.prompt, others)
     if source is not None:
         oracle = [c for c in source.instance.oracle]
