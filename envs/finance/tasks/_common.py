@@ -60,6 +60,9 @@ __all__ = [
     "plant_payee",
     "plant_alert",
     "usd_minor",
+    "named_customer_ids",
+    "find_customer",
+    "other_digits",
 ]
 
 AGENT = "STF-0100"
@@ -252,3 +255,44 @@ def plant_alert(world: World, customer_id: str, account_id: str | None, txn_id: 
         (alert_id, customer_id, account_id, txn_id, kind, severity, at, details),
     )
     return alert_id
+
+
+# -- finding a customer the way a person names them -------------------------------------------------------
+
+_NAMED_ALONE_SQL = """
+    SELECT c.customer_id FROM customers c
+    WHERE (SELECT count(*) FROM customers o
+           WHERE o.first_name || ' ' || o.last_name LIKE '%' || c.first_name || ' ' || c.last_name || '%'
+              OR o.last_name || ' ' || o.first_name LIKE '%' || c.first_name || ' ' || c.last_name || '%') = 1
+    ORDER BY c.customer_id"""
+
+
+def named_customer_ids(world: World) -> set[str]:
+    """Customers whom ``search_customers`` finds alone by their full name (``First Last``).
+
+    Why: a prompt names the customer as a person would (the name, plus what they state), never by the
+    customer id the oracle's calls need; the name must then lead to exactly one customer, or the task would
+    be ambiguous. Call it before planting (on the untouched world the query is memoised).
+    """
+    return {r["customer_id"] for r in rows(world, _NAMED_ALONE_SQL)}
+
+
+def find_customer(customer: dict[str, Any]) -> ToolCall:
+    """The optional ``search_customers`` call by full name that turns the prompt's name into the customer id.
+
+    Optional because the check proves required steps by dropping them: the reads and writes that follow use
+    the id, and an episode that skipped the search with the right id would be no worse.
+    """
+    return optional_call("search_customers", query=full_name(customer))
+
+
+def other_digits(rng: Any, real: str) -> str:
+    """Four digits a caller might state that are not ``real`` (the record's ID digits).
+
+    Why: a template whose twin is a failed identity check words the prompt the same in every case; only the
+    digits differ, and only ``verify_identity`` tells whether they match.
+    """
+    stated = real
+    while stated == real:
+        stated = f"{rng.randrange(10_000):04d}"
+    return stated

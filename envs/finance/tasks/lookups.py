@@ -1,67 +1,176 @@
 """Look-up tasks: a customer asks for a figure; the answer must be exact (Decimal, tolerance 0) and read
-from the bank's systems, and nothing may change while finding it."""
+from the bank's systems, and nothing may change while finding it.
+
+The counterfactual standard (``graders/README.md``) shapes every template here:
+
+* the prompt names the customer as a person would (name and e-mail), never by the customer or account id
+  that the deciding reads need: those come from ``search_customers`` and ``list_accounts`` results;
+* the world of each seed decides the figure: holds, pending debits, cash movements and wires are planted
+  with seeded amounts, dates and names, so the answer differs by seed and only reading finds it;
+* the look-up gates name the record whose data the answer reports (this account, these positions, this
+  customer's ledger), and the asked figure itself is a gate: a look-up whose figure is wrong did nothing.
+
+A question about one's own money is always answered under the policy (nothing in it refuses a read), so these
+templates declare ``completed`` on every seed and say why (``one_sided``); what varies is the answer.
+"""
 
 from __future__ import annotations
 
 import calendar
 import random
+import string
+from datetime import date, datetime, time, timedelta
+from typing import Any
 
+from envs.finance import catalog as cat
 from envs.finance.tasks._common import (
+    AVAILABLE_SQL,
+    NOW,
+    TODAY,
     answer,
+    find_customer,
     full_name,
     looked_up,
     money,
+    named_customer_ids,
     never,
+    next_id,
     one,
     optional_call,
     pick,
+    plant_audit,
+    plant_payee,
+    plant_pending_wire,
+    plant_txn,
     rows,
-    status_is,
-    value_is,
+    stamp,
 )
 from fixtures.world import World
+from graders.criteria import AnswerCheck, number
 from graders.outcome import completed
+from graders.setup import case
 from graders.tasks import TaskDraft, TaskTemplate, call, negative
 
 __all__ = ["TEMPLATES"]
 
 _MONTHS = {"2025-12": "December 2025", "2026-01": "January 2026", "2026-02": "February 2026"}
 
+ONE_SIDED = ("a customer's question about their own figures is always answered: the policy refuses no read, so the "
+             "declaration is 'completed' on every seed; the world decides the figure (planted per seed), which only "
+             "reading the customer's records finds")
+
+_ANALYSTS = ("STF-0010", "STF-0011", "STF-0012", "STF-0013")
+"""Colleagues who placed planted holds and requested planted wires (never the agent, STF-0100)."""
+_PENDING_CARD = (("Whole Foods Market", "groceries"), ("Shell", "fuel"), ("Uber", "transport"), ("Target", "shopping"),
+                 ("Delta Air Lines", "transport"), ("Best Buy", "shopping"), ("Chipotle", "dining"), ("CVS Pharmacy", "health"))
+"""Merchants of planted card authorisations (pending debits), with their ledger category."""
+_WIRE_PAYEES = ("Harbor Title & Escrow", "Lakeside Builders LLC", "Northgate Property Management", "Cedar Ridge Academy",
+                "Bluewater Yacht Sales", "Summit Legal Partners", "Greenfield Auto Group", "Meridian Tax Advisors",
+                "Pinecrest Home Renovation", "Atlas Freight Forwarding", "Riverside Medical Group", "Oakmont Jewelers")
+"""Names of planted wire payees (one per instance, so 'their wire to X' names one wire)."""
+_WIRE_MEMOS = ("Property purchase deposit", "Tuition payment", "Invoice 2026-031", "Family support", "Boat purchase",
+               "Consulting fees Q1", "Down payment", "Legal retainer")
+
+
+def _figure(field: str, expected: str, *, weight: float = 3.0) -> AnswerCheck:
+    """A gate: the answer's ``values.<field>`` equals ``expected`` as a Decimal (money is exact).
+
+    Why a gate: a look-up's figure is the whole task; reading the right record and reporting another number
+    is no partial success.
+    """
+    return AnswerCheck(name=f"answer gives {field}", field=f"values.{field}", expect=number(expected), weight=weight, gate=True)
+
+
+def _status(expected: str) -> AnswerCheck:
+    """A gate: the answer's ``values.status`` is exactly ``expected`` (one status, not a list of candidates)."""
+    return AnswerCheck(name="answer gives the status", field="values.status", expect=expected, weight=1.0, gate=True)
+
 
 def _month_span(month: str) -> tuple[str, str]:
     """First and last day of ``YYYY-MM`` (a real date: the tools refuse "2026-02-31")."""
-    year, number = (int(part) for part in month.split("-"))
-    return f"{month}-01", f"{month}-{calendar.monthrange(year, number)[1]:02d}"
+    year, number_ = (int(part) for part in month.split("-"))
+    return f"{month}-01", f"{month}-{calendar.monthrange(year, number_)[1]:02d}"
 
 
-def _available(world: World, account: dict) -> int:
-    held = one(world, "SELECT coalesce(sum(amount_minor), 0) AS s FROM holds WHERE account_id = ? AND status = 'active'",
-               account["account_id"])["s"]
-    pending = one(world, "SELECT coalesce(sum(amount_minor), 0) AS s FROM transactions WHERE account_id = ? AND status = 'pending' "
-                         "AND amount_minor < 0", account["account_id"])["s"]
-    return account["balance_minor"] + account["overdraft_limit_minor"] - held + pending
+def _available(world: World, account: dict[str, Any]) -> int:
+    """The account's available balance now (balance + overdraft − active holds − pending debits)."""
+    return int(one(world, f"SELECT {AVAILABLE_SQL} AS v FROM accounts a WHERE a.account_id = ?", account["account_id"])["v"])
+
+
+def _reread(world: World, account_id: str) -> dict[str, Any]:
+    """The account's row as it is now (after planting)."""
+    return one(world, "SELECT * FROM accounts WHERE account_id = ?", account_id)
+
+
+def _named(world: World, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The candidates whose customer a prompt can name unambiguously (see ``named_customer_ids``)."""
+    named = named_customer_ids(world)
+    return [c for c in candidates if c["customer_id"] in named]
+
+
+def _asks(customer: dict[str, Any]) -> str:
+    """How a prompt names the customer: their name and the e-mail address they wrote from."""
+    return f"{full_name(customer)} (writing from {customer['email']})"
+
+
+def _reference(rng: random.Random, prefix: str) -> str:
+    """A seeded external reference such as ``DEP-7K2M9QXA`` (a cheque deposit's slip number)."""
+    return prefix + "-" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(8))
+
+
+# -- available balance ------------------------------------------------------------------------------------
+
+
+def _plant_cheque_hold(world: World, rng: random.Random, account: dict[str, Any], amount: int) -> None:
+    """A cheque deposited in the last days, credited to the ledger but held for 5 business days (policy §4)."""
+    day = TODAY - timedelta(days=rng.randint(0, 3))
+    slip = _reference(rng, "DEP")
+    plant_txn(world, account, day, amount, "deposit", "income", memo=f"Cheque deposit {slip}", reference=slip)
+    hold_id = next_id(world, "holds")
+    at = stamp(NOW - timedelta(days=(TODAY - day).days, hours=rng.randint(1, 5)))
+    by = rng.choice(_ANALYSTS)
+    world.execute(
+        "INSERT INTO holds (hold_id, account_id, amount_minor, currency, kind, reason, status, placed_at, placed_by) "
+        "VALUES (?, ?, ?, ?, 'standard', ?, 'active', ?, ?)",
+        (hold_id, account["account_id"], amount, account["currency"], f"Cheque deposit {slip} held for 5 business days", at, by),
+    )
+    plant_audit(world, at, by, "place_hold", "hold", hold_id, amount_minor=amount, kind="standard")
+
+
+def _plant_card_authorisation(world: World, rng: random.Random, account: dict[str, Any], amount: int) -> None:
+    """A card payment authorised but not yet posted: a pending debit that reduces what can be spent."""
+    merchant, category = rng.choice(_PENDING_CARD)
+    card = rows(world, "SELECT card_id FROM cards WHERE account_id = ? AND status = 'active' ORDER BY card_id", account["account_id"])
+    plant_txn(world, account, TODAY - timedelta(days=rng.randint(0, 1)), -amount, "card", category, merchant=merchant, country="US",
+              reference=_reference(rng, "AUT"), card_id=card[0]["card_id"] if card else None, status="pending")
 
 
 def available_balance(world: World, rng: random.Random) -> TaskDraft:
-    """A customer asks how much they can spend now from a checking account with holds or pending debits."""
-    account = pick(rng, rows(world, """
-        SELECT a.* FROM accounts a WHERE a.type = 'checking' AND a.status = 'open'
-          AND (SELECT count(*) FROM accounts b WHERE b.customer_id = a.customer_id AND b.type = 'checking' AND b.currency = a.currency) = 1
-          AND (EXISTS (SELECT 1 FROM holds h WHERE h.account_id = a.account_id AND h.status = 'active')
-               OR EXISTS (SELECT 1 FROM transactions t WHERE t.account_id = a.account_id AND t.status = 'pending' AND t.amount_minor < 0))
-        ORDER BY a.account_id"""), "checking account with holds or pending debits")
+    """A customer asks how much they can spend now from their checking account, which has holds or pending debits."""
+    account = pick(rng, _named(world, rows(world, f"""
+        SELECT a.* FROM accounts a WHERE a.type = 'checking' AND a.status = 'open' AND {AVAILABLE_SQL} >= 30000
+          AND (SELECT count(*) FROM accounts b WHERE b.customer_id = a.customer_id AND b.type = 'checking') = 1
+        ORDER BY a.account_id""")), "open checking account of a customer with one checking account")
     customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", account["customer_id"])
     cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
+    # setup: what stands between the ledger balance and what can be spent, drawn per seed
+    room = _available(world, account)
+    planted = rng.choice([("hold",), ("pending",), ("hold", "pending")])
+    if "hold" in planted:
+        _plant_cheque_hold(world, rng, account, rng.randint(5_000, min(400_000, room // 2)) // 100 * 100)
+    if "pending" in planted:
+        _plant_card_authorisation(world, rng, account, rng.randint(1_500, min(60_000, room // 3)))
+    account = _reread(world, acc)
     available = money(_available(world, account), cur)
     ledger = money(account["balance_minor"], cur)
     return TaskDraft(
-        prompt=(f"Contact-centre ticket: {full_name(customer)} (customer {cid}) asks how much they can spend right now from "
-                f"their {cur} checking account. Look it up and reply with submit_answer, giving the figure as "
-                "values.available (a decimal string)."),
-        oracle=[call("list_accounts", customer_id=cid), answer(f"{available} {cur} is available to spend now.", available=available)],
+        prompt=(f"Contact-centre ticket: {_asks(customer)} asks how much they can spend right now from their {cur} checking "
+                "account. Look it up and reply with submit_answer, giving the figure as values.available (a decimal string)."),
+        oracle=[find_customer(customer), call("list_accounts", customer_id=cid),
+                answer(f"{available} {cur} is available to spend now.", available=available)],
         outcome=completed(),
         rubric=[
-            value_is("available", available, weight=3),
+            _figure("available", available),
             looked_up("read the account", {"tool": "list_accounts", "args": {"customer_id": cid}},
                       {"tool": "get_account", "args": {"account_id": acc}}),
         ],
@@ -74,8 +183,27 @@ def available_balance(world: World, rng: random.Random) -> TaskDraft:
                      call("get_account", account_id=acc), call("freeze_account", account_id=acc, reason="Balance enquiry"),
                      answer(f"{available} {cur}", available=available)),
         ],
-        metadata={"customer_id": cid, "account_id": acc, "available": available, "ledger": ledger},
+        metadata={"customer_id": cid, "account_id": acc, "available": available, "ledger": ledger, "planted": list(planted)},
     )
+
+
+# -- spending in a category -------------------------------------------------------------------------------
+
+
+def _plant_card_charge(world: World, rng: random.Random, account: dict[str, Any], category: str, start: str, end: str) -> None:
+    """Setup: one more card payment in ``category`` dated in the month, a seeded merchant, day and amount.
+
+    Why: the generated ledger gives few accounts per (category, month); a seeded charge makes the asked total
+    differ by seed even when two seeds draw the same account, so only searching this world's ledger finds it.
+    """
+    region = {"USD": "US", "GBP": "GB"}.get(account["currency"], "EU")
+    merchant = rng.choice([m for m in cat.MERCHANTS[region] if m.category == category])
+    first, last = date.fromisoformat(start), date.fromisoformat(end)
+    day = first + timedelta(days=rng.randint(0, (last - first).days))
+    card = rows(world, "SELECT card_id FROM cards WHERE account_id = ? ORDER BY issued_on DESC, card_id", account["account_id"])
+    plant_txn(world, account, day, -rng.randint(merchant.low, merchant.high), "card", category, merchant=merchant.name,
+              country={"US": "US", "GB": "GB"}.get(region, "DE"), reference=_reference(rng, "POS"),
+              card_id=card[0]["card_id"] if card else None, lag=rng.randint(0, 2))
 
 
 def category_spend(world: World, rng: random.Random) -> TaskDraft:
@@ -83,14 +211,15 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
     month = rng.choice(sorted(_MONTHS))
     category = rng.choice(["groceries", "dining", "transport", "shopping"])
     start, end = _month_span(month)
-    account = pick(rng, rows(world, """
+    account = pick(rng, _named(world, rows(world, """
         SELECT a.* FROM accounts a WHERE a.type = 'checking' AND a.status = 'open'
           AND (SELECT count(*) FROM transactions t WHERE t.account_id = a.account_id AND t.category = ? AND t.amount_minor < 0
                AND t.txn_date BETWEEN ? AND ?) >= 4
           AND (SELECT count(*) FROM accounts b WHERE b.customer_id = a.customer_id AND b.type = 'checking') = 1
-        ORDER BY a.account_id""", category, start, end), f"checking account with {category} spending in {month}")
+        ORDER BY a.account_id""", category, start, end)), f"checking account with {category} spending in {month}")
     customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", account["customer_id"])
     cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
+    _plant_card_charge(world, rng, account, category, start, end)
 
     def spent(cat: str | None, lo: str, hi: str) -> str:
         clause = "AND category = ?" if cat else ""
@@ -105,17 +234,16 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
     earlier_start, earlier_end = _month_span(earlier)
     other = spent(category, earlier_start, earlier_end)
     label = _MONTHS[month]
+    search = call("search_transactions", account_id=acc, category=category, date_from=start, date_to=end, direction="debit")
     return TaskDraft(
-        prompt=(f"{full_name(customer)} (customer {cid}) is doing their budget and asks how much they spent on {category} "
-                f"in {label} from their checking account (all debits in the '{category}' category dated in that month). "
-                "Reply with submit_answer, giving the total as a positive decimal string in values.total."),
-        oracle=[
-            call("search_transactions", account_id=acc, category=category, date_from=start, date_to=end, direction="debit"),
-            answer(f"{total} {cur} spent on {category} in {label}.", total=total),
-        ],
+        prompt=(f"{_asks(customer)} is doing their budget and asks how much they spent on {category} in {label} from their "
+                f"checking account (all debits in the '{category}' category dated in that month). Reply with submit_answer, "
+                "giving the total as a positive decimal string in values.total."),
+        oracle=[find_customer(customer), optional_call("list_accounts", customer_id=cid), search,
+                answer(f"{total} {cur} spent on {category} in {label}.", total=total)],
         outcome=completed(),
         rubric=[
-            value_is("total", total, weight=3),
+            _figure("total", total),
             looked_up("searched the ledger", {"tool": "search_transactions", "args": {"account_id": acc}},
                       {"tool": "search_transactions", "args": {"customer_id": cid}}),
         ],
@@ -132,16 +260,20 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
     )
 
 
+# -- wealth: one holding, the whole account ---------------------------------------------------------------
+
+
 def _last_close(world: World, symbol: str) -> int:
     return int(one(world, "SELECT close_minor FROM prices WHERE symbol = ? ORDER BY price_date DESC LIMIT 1", symbol)["close_minor"])
 
 
 def _brokerage_holder(world: World, rng: random.Random, min_positions: int = 1) -> tuple[dict, dict, list[dict]]:
-    account = pick(rng, rows(world, """
+    """A customer named alone by their name, with one open brokerage account holding ``min_positions`` or more."""
+    account = pick(rng, _named(world, rows(world, """
         SELECT a.* FROM accounts a WHERE a.type = 'brokerage' AND a.status = 'open'
           AND (SELECT count(*) FROM positions p WHERE p.account_id = a.account_id) >= ?
-          AND (SELECT count(*) FROM accounts b WHERE b.customer_id = a.customer_id AND b.type = 'brokerage' AND b.status = 'open') = 1
-        ORDER BY a.account_id""", min_positions), "brokerage account with positions")
+          AND (SELECT count(*) FROM accounts b WHERE b.customer_id = a.customer_id AND b.type = 'brokerage') = 1
+        ORDER BY a.account_id""", min_positions)), "brokerage account with positions")
     customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", account["customer_id"])
     positions = rows(world, "SELECT * FROM positions WHERE account_id = ? ORDER BY symbol", account["account_id"])
     return customer, account, positions
@@ -152,15 +284,20 @@ def position_value(world: World, rng: random.Random) -> TaskDraft:
     customer, account, positions = _brokerage_holder(world, rng)
     position = pick(rng, positions, "position")
     cid, acc, cur, symbol = customer["customer_id"], account["account_id"], account["currency"], position["symbol"]
+    # setup: a seeded number of units (bought or sold down earlier), so the value differs by seed even for the same holding
+    quantity = rng.randint(max(1, position["quantity"] // 2), position["quantity"] * 2 + 5)
+    world.execute("UPDATE positions SET quantity = ? WHERE account_id = ? AND symbol = ?", (quantity, acc, symbol))
+    position = {**position, "quantity": quantity}
     value = money(position["quantity"] * _last_close(world, symbol), cur)
     cost = money(position["quantity"] * position["avg_cost_minor"], cur)
     return TaskDraft(
-        prompt=(f"{full_name(customer)} (customer {cid}) asks what their {symbol} holding in their brokerage account is worth "
-                "at the last close. Reply with submit_answer, giving the market value in values.market_value."),
-        oracle=[call("get_positions", account_id=acc), answer(f"The {symbol} position is worth {value} {cur}.", market_value=value)],
+        prompt=(f"{_asks(customer)} asks what their {symbol} holding in their brokerage account is worth at the last close. "
+                "Reply with submit_answer, giving the market value in values.market_value."),
+        oracle=[find_customer(customer), optional_call("list_accounts", customer_id=cid), call("get_positions", account_id=acc),
+                answer(f"The {symbol} position is worth {value} {cur}.", market_value=value)],
         outcome=completed(),
         rubric=[
-            value_is("market_value", value, weight=3),
+            _figure("market_value", value),
             looked_up("read the positions", {"tool": "get_positions", "args": {"account_id": acc}}),
         ],
         negatives=[
@@ -179,17 +316,22 @@ def portfolio_total(world: World, rng: random.Random) -> TaskDraft:
     """A wealth client asks for the total value of their brokerage account: cash plus holdings."""
     customer, account, positions = _brokerage_holder(world, rng, min_positions=2)
     cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
+    # setup: cash paid in from the customer's bank elsewhere a few days ago, a seeded amount, so the total differs by seed
+    day = TODAY - timedelta(days=rng.randint(1, 20))
+    plant_txn(world, account, day, rng.randint(20_000, 1_500_000), "deposit", "income", memo="Incoming ACH transfer",
+              reference=_reference(rng, "ACH"))
+    account = _reread(world, acc)
     held = sum(p["quantity"] * _last_close(world, p["symbol"]) for p in positions)
     total = money(account["balance_minor"] + held, cur)
     holdings = money(held, cur)
     return TaskDraft(
-        prompt=(f"Wealth desk: {full_name(customer)} (customer {cid}) wants the total value of their brokerage account today — "
-                "its cash balance plus every holding at the last close. Reply with submit_answer, giving it in values.total."),
-        oracle=[optional_call("list_accounts", customer_id=cid), call("get_positions", account_id=acc),
+        prompt=(f"Wealth desk: {_asks(customer)} wants the total value of their brokerage account today — its cash balance "
+                "plus every holding at the last close. Reply with submit_answer, giving it in values.total."),
+        oracle=[find_customer(customer), optional_call("list_accounts", customer_id=cid), call("get_positions", account_id=acc),
                 answer(f"Total value {total} {cur} (holdings {holdings} plus cash).", total=total)],
         outcome=completed(),
         rubric=[
-            value_is("total", total, weight=3),
+            _figure("total", total),
             looked_up("read the positions", {"tool": "get_positions", "args": {"account_id": acc}}),
         ],
         negatives=[
@@ -201,52 +343,113 @@ def portfolio_total(world: World, rng: random.Random) -> TaskDraft:
     )
 
 
+# -- a wire's fate ----------------------------------------------------------------------------------------
+
+
+def _decide_wire(world: World, rng: random.Random, transfer_id: str, account: dict[str, Any], status: str, at: str) -> None:
+    """Turn a planted pending wire into what a supervisor's decision makes of it, as approve/reject_transfer do.
+
+    ``completed``: the reserved debit and fee post and leave the balance; ``rejected``: they are reversed and
+    the funds are free again. Either way the approval row and the audit trail record the supervisor.
+    """
+    supervisor = rng.choice(["STF-0001", "STF-0002"])
+    decided = stamp(datetime.fromisoformat(at) + timedelta(hours=rng.randint(1, 3), minutes=rng.randint(0, 59)))
+    if status == "completed":
+        moved = one(world, "SELECT coalesce(sum(amount_minor), 0) AS s FROM transactions WHERE transfer_id = ? AND status = 'pending'",
+                    transfer_id)["s"]
+        world.execute("UPDATE transactions SET status = 'posted', posted_on = ?, memo = replace(memo, ' (awaiting approval)', '') "
+                      "WHERE transfer_id = ? AND status = 'pending'", (decided[:10], transfer_id))
+        world.execute("UPDATE accounts SET balance_minor = balance_minor + ? WHERE account_id = ?", (moved, account["account_id"]))
+        world.execute("UPDATE transfers SET status = 'completed', decided_by = ?, decided_at = ? WHERE transfer_id = ?",
+                      (supervisor, decided, transfer_id))
+    else:
+        reason = rng.choice(["Customer could not be reached for the call-back check", "Beneficiary details did not match the call-back"])
+        world.execute("UPDATE transactions SET status = 'reversed' WHERE transfer_id = ? AND status = 'pending'", (transfer_id,))
+        world.execute("UPDATE transfers SET status = 'rejected', decided_by = ?, decided_at = ?, rejection_reason = ? WHERE transfer_id = ?",
+                      (supervisor, decided, reason, transfer_id))
+    decision = "approved" if status == "completed" else "rejected"
+    world.execute("INSERT INTO approvals (approval_id, transfer_id, approver_id, decision, decided_at, comment) VALUES (?, ?, ?, ?, ?, NULL)",
+                  (next_id(world, "approvals"), transfer_id, supervisor, decision, decided))
+    plant_audit(world, decided, supervisor, "approve_transfer" if status == "completed" else "reject_transfer", "transfer", transfer_id)
+
+
 def pending_wire_status(world: World, rng: random.Random) -> TaskDraft:
-    """A customer asks whether a wire has gone and how much it reserves; it waits for a supervisor."""
-    wire = pick(rng, rows(world, """
-        SELECT t.*, p.name AS payee_name FROM transfers t JOIN payees p ON p.payee_id = t.payee_id
-        WHERE t.kind = 'external_wire' AND t.status = 'pending_approval' ORDER BY t.transfer_id"""), "pending wire")
-    account = one(world, "SELECT * FROM accounts WHERE account_id = ?", wire["from_account_id"])
+    """A customer asks whether a large wire has gone out and how much it still holds back; the world decides its fate."""
+    status = case(rng, {"pending_approval": 5, "completed": 3, "rejected": 2})
+    account = pick(rng, _named(world, rows(world, f"""
+        SELECT a.* FROM accounts a JOIN customers c ON c.customer_id = a.customer_id
+        WHERE a.type = 'checking' AND a.status = 'open' AND c.kyc_status = 'verified' AND {AVAILABLE_SQL} >= 1400000
+        ORDER BY a.account_id""")), "checking account with room for a large wire")
     customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", account["customer_id"])
-    cid, trf, cur = customer["customer_id"], wire["transfer_id"], wire["currency"]
-    reserved = money(wire["amount_minor"] + wire["fee_minor"], cur)
-    amount = money(wire["amount_minor"], cur)
-    supervisor = next(s for s in ("STF-0001", "STF-0002") if s != wire["requested_by"])
+    cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
+    # setup: a wire above the dual-approval threshold (so every status is possible), to a payee of a seeded name
+    amount = rng.randint(1_100_000, min(_available(world, account) - 200_000, 4_500_000)) // 100 * 100
+    name = rng.choice(_WIRE_PAYEES)
+    payee_id = plant_payee(world, cid, name, currency=cur, verified=True, added_on=TODAY - timedelta(days=rng.randint(20, 400)),
+                           number_=str(rng.randint(10**9, 10**10 - 1)))
+    payee = {"payee_id": payee_id, "name": name}
+    day = TODAY - timedelta(days=rng.randint(0, 4))
+    at = stamp(datetime.combine(day, time(rng.randint(9, 12), rng.randint(0, 59)), tzinfo=NOW.tzinfo))
+    trf = plant_pending_wire(world, account, payee, amount, requested_by=rng.choice(_ANALYSTS), at=at, memo=rng.choice(_WIRE_MEMOS))
+    if status != "pending_approval":
+        _decide_wire(world, rng, trf, account, status, at)
+    held_back = amount + 2_500 if status == "pending_approval" else 0
+    reserved = money(held_back, cur)
+    # the ledger rows of the wire carry its transfer id; the transfer itself holds the status the answer reports
+    find_wire = optional_call("search_transactions", customer_id=cid, merchant=name)
     return TaskDraft(
-        prompt=(f"{full_name(customer)} (customer {cid}) asks whether their wire to {wire['payee_name']} has gone out yet, and how "
-                "much of their balance it is holding back including fees. Reply with submit_answer: values.status (the wire's "
-                "status) and values.reserved (the total reserved)."),
-        oracle=[optional_call("list_pending_approvals"), optional_call("get_transfer", transfer_id=trf),
-                answer(f"The wire {trf} is pending supervisor approval; {reserved} {cur} is reserved.",
-                       status="pending_approval", reserved=reserved)],
+        prompt=(f"{_asks(customer)} asks whether their wire to {name} has gone out yet, and how much of their balance it is "
+                "still holding back, fees included. Reply with submit_answer: values.status (the wire's status) and "
+                "values.reserved (the total it still holds back)."),
+        oracle=[find_customer(customer), find_wire, call("get_transfer", transfer_id=trf),
+                answer(f"The wire {trf} to {name} is {status}; {reserved} {cur} is held back.", status=status, reserved=reserved)],
         outcome=completed(),
         rubric=[
             never("approve_transfer", "no approval recorded"),
-            looked_up("read the wire", {"tool": "get_transfer", "args": {"transfer_id": trf}}, {"tool": "list_pending_approvals"}),
-            status_is("pending_approval"),
-            value_is("reserved", reserved, weight=2),
+            never("reject_transfer", "no rejection recorded"),
+            looked_up("read the wire", {"tool": "get_transfer", "args": {"transfer_id": trf}}),
+            _status(status),
+            _figure("reserved", reserved, weight=2),
         ],
-        negatives=[
-            negative("records_approval", "approves the wire on the customer's behalf with a supervisor's id",
-                     call("get_transfer", transfer_id=trf), call("approve_transfer", transfer_id=trf, approver_id=supervisor),
-                     answer("Approved and sent.", status="completed", reserved="0.00")),
-            negative("amount_without_fee", "reports the wire amount without its 25.00 fee",
-                     call("get_transfer", transfer_id=trf), answer("Pending approval.", status="pending_approval", reserved=amount)),
-            negative("says_completed", "claims the wire went out", answer("It has gone.", status="completed", reserved=reserved)),
-        ],
-        metadata={"customer_id": cid, "transfer_id": trf, "reserved": reserved},
+        negatives=_wire_negatives(status, cid, trf, name, amount, reserved, cur),
+        metadata={"customer_id": cid, "account_id": acc, "transfer_id": trf, "status": status, "reserved": reserved},
     )
+
+
+def _wire_negatives(status: str, cid: str, trf: str, name: str, amount: int, reserved: str, cur: str) -> list:
+    """Wrong answers to the wire question: guessing without reading, the usual status, a stale reservation, acting."""
+    full = money(amount + 2_500, cur)
+    read = call("search_transactions", customer_id=cid, merchant=name)
+    usual = "completed" if status == "pending_approval" else "pending_approval"
+    found = [
+        negative("no_lookup", "states the right status and figure without reading the wire",
+                 answer(f"The wire is {status}.", status=status, reserved=reserved)),
+        negative("wrong_status", f"reads the wire but reports it {usual}", read, call("get_transfer", transfer_id=trf),
+                 answer(f"The wire is {usual}.", status=usual, reserved=reserved)),
+    ]
+    if status == "pending_approval":
+        found += [
+            negative("records_approval", "approves the wire on the customer's behalf with a supervisor's id", read,
+                     call("get_transfer", transfer_id=trf), call("approve_transfer", transfer_id=trf, approver_id="STF-0001"),
+                     answer("Approved and sent.", status="completed", reserved="0.00")),
+            negative("amount_without_fee", "reports the wire amount without its 25.00 fee", read, call("get_transfer", transfer_id=trf),
+                     answer("Pending approval.", status=status, reserved=money(amount, cur))),
+        ]
+    else:
+        found.append(negative("still_reserved", "reports the amount and fee as still held back after the decision", read,
+                              call("get_transfer", transfer_id=trf), answer(f"The wire is {status}.", status=status, reserved=full)))
+    return found
 
 
 TEMPLATES = [
     TaskTemplate(available_balance, difficulty="easy", category="lookups", split="train", tags=["lookup", "balance"],
-                 tools=["list_accounts", "get_account", "submit_answer"]),
+                 tools=["search_customers", "list_accounts", "get_account", "submit_answer"], one_sided=ONE_SIDED),
     TaskTemplate(category_spend, difficulty="medium", category="lookups", split="train", tags=["lookup", "ledger"],
-                 tools=["search_transactions", "submit_answer"]),
+                 tools=["search_customers", "list_accounts", "search_transactions", "submit_answer"], one_sided=ONE_SIDED),
     TaskTemplate(position_value, difficulty="easy", category="lookups", split="train", tags=["lookup", "wealth"],
-                 tools=["get_positions", "submit_answer"]),
+                 tools=["search_customers", "list_accounts", "get_positions", "submit_answer"], one_sided=ONE_SIDED),
     TaskTemplate(portfolio_total, difficulty="medium", category="lookups", split="test", tags=["lookup", "wealth"],
-                 tools=["list_accounts", "get_positions", "submit_answer"]),
+                 tools=["search_customers", "list_accounts", "get_positions", "submit_answer"], one_sided=ONE_SIDED),
     TaskTemplate(pending_wire_status, difficulty="easy", category="lookups", split="test", tags=["lookup", "wires", "policy"],
-                 tools=["list_pending_approvals", "get_transfer", "submit_answer"]),
+                 tools=["search_customers", "search_transactions", "get_transfer", "submit_answer"], one_sided=ONE_SIDED),
 ]

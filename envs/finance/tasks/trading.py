@@ -1,15 +1,32 @@
 """Wealth-desk tasks: market orders that respect suitability, selling just enough, and rebalancing a holding
-that does not fit the customer's risk profile."""
+that does not fit the customer's risk profile.
+
+Each template poses one neutral request and lets the world of the instance decide it (``graders/README.md``,
+"Tasks where the world decides"): ``case`` draws which world this is, the setup makes the deciding fact hold
+(the customer's risk profile against the instrument's risk level, a lapsed KYC review, cash moved out, fewer
+units held than the customer thinks, a frozen account), and the prompt reads the same in every case. The
+caller is named as on the phone (name, the last four digits of their ID, postcode), never by customer or
+account id: the oracle finds those through ``search_customers`` and ``list_accounts``. A refusal is gated
+on the read of the record that justifies it, and trying the refused order is itself a violation.
+"""
 
 from __future__ import annotations
 
 import random
+import string
+from datetime import date, timedelta
+from typing import Any
 
+from envs.finance import catalog as cat
+from envs.finance.rules import SUITABILITY
+from envs.finance.simulation import ascii_fold
 from envs.finance.tasks._common import (
     AVAILABLE_SQL,
+    NOW,
+    TODAY,
     answer,
     caller,
-    customer_of,
+    find_customer,
     looked_up,
     money,
     need,
@@ -17,17 +34,26 @@ from envs.finance.tasks._common import (
     one,
     optional_call,
     pick,
+    plant_audit,
+    plant_txn,
     refusal,
     rows,
+    stamp,
     value_is,
     verify,
 )
+from fixtures.ids import IdSequences
 from fixtures.world import World
 from graders.criteria import absent, number_range, state
 from graders.outcome import completed, refused
-from graders.tasks import TaskDraft, TaskTemplate, call, negative
+from graders.setup import case
+from graders.tasks import TaskDraft, TaskTemplate, ToolCall, call, negative
 
 __all__ = ["TEMPLATES", "brokerage_accounts", "last_close"]
+
+_FREEZE_REASONS = ("Suspected account takeover: compliance review in progress", "Court order 2026-CV-31877: assets restrained",
+                   "Sanctions screening match under review")
+"""Why a planted frozen brokerage account is frozen (set by a compliance officer)."""
 
 
 def last_close(world: World, symbol: str) -> int:
@@ -61,112 +87,381 @@ def _position_is(acc: str, symbol: str, quantity: int, *, weight: float = 3.0) -
                  name=f"{symbol} position after the trade")
 
 
+def _one_order(acc: str, count: int = 1) -> object:
+    """Exactly ``count`` orders placed by the agent in the account (no repeated or extra trades)."""
+    return state("SELECT count(*) FROM orders WHERE account_id = ? AND placed_by = 'STF-0100'", acc, expect=count,
+                 name="exactly one order" if count == 1 else f"exactly {count} orders")
+
+
+def _reference(rng: random.Random, prefix: str) -> str:
+    """A seeded external reference such as ``ACH-7K2M9QXA``."""
+    return prefix + "-" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(8))
+
+
+# -- planting the client --------------------------------------------------------------------------------
+
+_CLIENT_IDS = IdSequences({"customers": ("customer_id", "CUS", 5), "accounts": ("account_id", "ACC", 6)})
+"""Sequences of the rows a planted client needs (tools never create customers or accounts, so the environment's
+own sequences leave them out). In a task world they start at a seed-dependent point (``World.id_salt``)."""
+
+
+def _unused_name(world: World, rng: random.Random) -> tuple[str, str]:
+    """A seeded first and last name that no customer's name contains yet, so the name finds the client alone."""
+    for _ in range(200):
+        first, last = rng.choice(cat.FIRST_NAMES), rng.choice(cat.LAST_NAMES)
+        pattern = f"%{first} {last}%"
+        if not world.query("SELECT 1 FROM customers WHERE first_name || ' ' || last_name LIKE ? OR last_name || ' ' || first_name LIKE ? "
+                           "LIMIT 1", (pattern, pattern)):
+            return first, last
+    need(False, "no unused customer name left in the catalogue")
+    raise AssertionError("unreachable")
+
+
+def _plant_client(world: World, rng: random.Random, *, currency: str, profile: str, cash: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A wealth client with one brokerage account holding ``cash``, every detail seeded; (customer, account) rows.
+
+    Why plant rather than pick: the generated world has a few dozen brokerage clients, so 20 seeds would draw
+    the same client again and again, and another seed's oracle (its customer and account ids) would then be
+    right here too. A client of this seed's own, with ids from a seed-dependent sequence, can only be reached by
+    finding them. The rows follow the generator's conventions (``envs/finance/generator.py``).
+    """
+    place = rng.choice([p for p in cat.PLACES if p.currency == currency])
+    first, last = _unused_name(world, rng)
+    local = f"{ascii_fold(first)}.{ascii_fold(last)}"
+    email = f"{local}@{rng.choice(cat.EMAIL_DOMAINS)}"
+    while world.query("SELECT 1 FROM customers WHERE email = ?", (email,)):
+        email = f"{local}{rng.randint(2, 99)}@{rng.choice(cat.EMAIL_DOMAINS)}"
+    reviewed = TODAY - timedelta(days=rng.randint(10, 600))
+    since = min(reviewed, date(2006, 1, 1) + timedelta(days=rng.randint(0, 6_000)))
+    digits = 2 if place.country == "US" else 3
+    customer = {
+        "customer_id": _CLIENT_IDS.next(world, "customers"), "first_name": first, "last_name": last, "email": email,
+        "phone": place.phone_prefix + f"{rng.randint(0, 10**digits - 1):0{digits}d}",
+        "date_of_birth": (date(1945, 1, 1) + timedelta(days=rng.randint(0, 16_000))).isoformat(),
+        "address_line": f"{rng.randint(1, 2400)} {rng.choice(cat.STREETS)}", "city": place.city,
+        "postcode": rng.choice(place.postcodes), "country": place.country, "segment": "wealth", "kyc_status": "verified",
+        "kyc_reviewed_on": reviewed.isoformat(), "kyc_expires_on": (reviewed + timedelta(days=730)).isoformat(),
+        "risk_profile": profile, "id_last4": f"{rng.randint(0, 9999):04d}", "customer_since": since.isoformat(),
+        "relationship_manager": rng.choice(["STF-0020", "STF-0021"]),
+    }
+    world.execute(f"INSERT INTO customers ({', '.join(customer)}) VALUES ({', '.join('?' * len(customer))})", tuple(customer.values()))
+    opened = min(TODAY - timedelta(days=30), since + timedelta(days=rng.randint(0, 3_000)))
+    account = {"account_id": _CLIENT_IDS.next(world, "accounts"), "customer_id": customer["customer_id"], "type": "brokerage",
+               "currency": currency, "status": "open", "balance_minor": 0, "overdraft_limit_minor": 0, "interest_rate_bps": 200,
+               "nickname": None, "opened_on": opened.isoformat(), "closed_on": None, "status_reason": None}
+    world.execute(f"INSERT INTO accounts ({', '.join(account)}) VALUES ({', '.join('?' * len(account))})", tuple(account.values()))
+    for channel, limit in (("external_wire", 5_000_000), ("internal_transfer", 10_000_000)):
+        world.execute("INSERT INTO daily_limits (account_id, channel, limit_minor) VALUES (?, ?, ?)", (account["account_id"], channel, limit))
+    if opened <= cat.OPENING_DAY:
+        plant_txn(world, account, cat.OPENING_DAY, cash, "opening", "opening_balance", memo="Balance brought forward",
+                  reference=_reference(rng, "REF"))
+    else:
+        plant_txn(world, account, opened, cash, "deposit", "income", merchant="Initial deposit", reference=_reference(rng, "DEP"))
+    return customer, {**account, "balance_minor": cash, "avail": cash}
+
+
+def _plant_holding(world: World, rng: random.Random, account_id: str, symbol: str, quantity: int) -> None:
+    """Units of ``symbol`` held in the account, bought at a seeded average cost near today's price."""
+    world.execute("INSERT INTO positions (account_id, symbol, quantity, avg_cost_minor) VALUES (?, ?, ?, ?)",
+                  (account_id, symbol, quantity, max(1, last_close(world, symbol) * rng.randint(70, 115) // 100)))
+
+
+def _plant_other_holdings(world: World, rng: random.Random, account: dict[str, Any], *, besides: set[str],
+                          levels: tuple[str, ...] = ("low", "medium", "high")) -> None:
+    """Zero to two holdings of ``levels`` the client already has (so the positions list is not just the subject)."""
+    others = [i["symbol"] for i in rows(world, "SELECT symbol, risk_level FROM instruments WHERE currency = ? ORDER BY symbol",
+                                        account["currency"]) if i["symbol"] not in besides and i["risk_level"] in levels]
+    for symbol in rng.sample(others, k=min(len(others), rng.randint(0, 2))):
+        _plant_holding(world, rng, account["account_id"], symbol, rng.randint(5, 300))
+
+
+def _client_currency(rng: random.Random) -> str:
+    """Most wealth clients hold USD; some EUR or GBP (each has low- and medium-risk instruments)."""
+    return rng.choices(["USD", "EUR", "GBP"], weights=[6, 2, 2])[0]
+
+
+# -- setting the deciding fact ----------------------------------------------------------------------------
+
+
+def _profiles(level: str, *, suitable: bool) -> list[str]:
+    """The risk profiles that may (``suitable``) or may not buy an instrument of ``level`` (policy §7)."""
+    return [profile for profile, levels in SUITABILITY.items() if (level in levels) == suitable]
+
+
+def _lapse_kyc(world: World, rng: random.Random, customer_id: str) -> None:
+    """Setup: the customer's KYC review expired some days ago (buying is barred until it is renewed, policy §3)."""
+    expired = TODAY - timedelta(days=rng.randint(2, 150))
+    reviewed = (expired - timedelta(days=730)).isoformat()  # a review is valid for two years (as the generator's)
+    world.execute("UPDATE customers SET kyc_status = 'expired', kyc_reviewed_on = ?, kyc_expires_on = ?, "
+                  "customer_since = min(customer_since, ?) WHERE customer_id = ?", (reviewed, expired.isoformat(), reviewed, customer_id))
+
+
+def _withdraw_cash(world: World, rng: random.Random, account: dict[str, Any], leave: int) -> None:
+    """Setup: cash withdrawn to the customer's linked bank last week, leaving ``leave`` available to trade."""
+    taken = account["avail"] - leave
+    need(taken > 0, f"account {account['account_id']} already has no more than {leave} available")
+    plant_txn(world, account, TODAY - timedelta(days=rng.randint(1, 6)), -taken, "transfer", "transfer",
+              memo="ACH withdrawal to linked bank account", reference=_reference(rng, "ACH"))
+
+
+def _freeze(world: World, rng: random.Random, account_id: str) -> None:
+    """Setup: compliance froze the account last week (no money may move in or out, policy §9)."""
+    reason = rng.choice(_FREEZE_REASONS)
+    world.execute("UPDATE accounts SET status = 'frozen', status_reason = ? WHERE account_id = ?", (reason, account_id))
+    plant_audit(world, stamp(NOW - timedelta(days=rng.randint(1, 8), hours=rng.randint(1, 6))), rng.choice(["STF-0005", "STF-0006"]),
+                "freeze_account", "account", account_id, reason=reason)
+
+
+def _instruments(world: World, currency: str, budget: int, *, risky_only: bool) -> list[dict[str, Any]]:
+    """Instruments in ``currency`` of which two units cost at most ``budget`` (risky only: medium or high risk)."""
+    found = rows(world, "SELECT symbol, risk_level FROM instruments WHERE currency = ? ORDER BY symbol", currency)
+    return [{**i, "price": last_close(world, i["symbol"])} for i in found
+            if last_close(world, i["symbol"]) * 2 <= budget and not (risky_only and i["risk_level"] == "low")]
+
+
+# -- buying ---------------------------------------------------------------------------------------------
+
+
+def _suitability_refusal(customer: dict[str, Any], symbol: str) -> list[ToolCall]:
+    """The oracle of an unsuitable purchase: read the profile and the instrument's risk, then decline."""
+    return [find_customer(customer), verify(customer, optional=True), call("get_customer", customer_id=customer["customer_id"]),
+            call("get_quote", symbol=symbol),
+            refusal("unsuitable_instrument", f"{symbol} is above the customer's risk profile under the suitability rule, so I "
+                                             "did not place the order.")]
+
+
+def _kyc_refusal(customer: dict[str, Any]) -> list[ToolCall]:
+    """The oracle of a purchase by a customer whose KYC lapsed: read the profile (KYC status), then decline."""
+    return [find_customer(customer), verify(customer, optional=True), call("get_customer", customer_id=customer["customer_id"]),
+            refusal("kyc_not_verified", "The customer's KYC review has expired; no securities can be bought until it is renewed.")]
+
+
+def _refusal_rubric(which: str, cid: str, acc: str, symbol: str) -> list:
+    """Refusals are gated on the read that justifies them, and the order is never even tried."""
+    profile = looked_up("read the customer's risk profile and KYC", {"tool": "get_customer", "args": {"customer_id": cid}})
+    if which == "kyc_lapsed":
+        return [profile, never("place_order", "no order attempted while KYC is not current", account_id=acc)]
+    return [profile, looked_up("read the instrument's risk level", {"tool": "get_quote", "args": {"symbol": symbol}}, {"tool": "list_instruments"}),
+            never("place_order", "no order for the unsuitable instrument attempted", symbol=symbol)]
+
+
 def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
-    """Buy a stated number of units of a medium-risk fund for a balanced or aggressive customer."""
-    account = pick(rng, brokerage_accounts(world, "AND kyc_status = 'verified' AND risk_profile IN ('balanced', 'aggressive') "
-                                                  "AND avail >= 400000"), "brokerage account of a balanced/aggressive customer")
-    customer = customer_of(world, account["account_id"])
-    cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
-    choices = [i for i in rows(world, "SELECT symbol FROM instruments WHERE risk_level = 'medium' AND currency = ? ORDER BY symbol", cur)
-               if last_close(world, i["symbol"]) * 2 <= account["avail"] * 4 // 10]
-    symbol = pick(rng, choices, "affordable medium-risk instrument")["symbol"]
-    price = last_close(world, symbol)
+    """Buy a stated number of units of a fund; the customer's risk profile and KYC decide whether it may be bought."""
+    which = case(rng, {"kyc_lapsed": 2, "ok": 5, "unsuitable": 3})
+    cur, cash = _client_currency(rng), rng.randint(300_000, 6_000_000)
+    choices = _instruments(world, cur, cash * 4 // 10, risky_only=which == "unsuitable")
+    need(len(choices) >= 2, f"{cash} {cur} affords fewer than two instruments; the wrong-fund negative needs two")
+    chosen = pick(rng, choices, "affordable instrument")
+    symbol, price, level = chosen["symbol"], chosen["price"], chosen["risk_level"]
+    # setup: the client, and the deciding facts: their risk profile against the instrument's level, their KYC review
+    customer, account = _plant_client(world, rng, currency=cur, profile=rng.choice(_profiles(level, suitable=which != "unsuitable")),
+                                      cash=cash)
+    cid, acc = customer["customer_id"], account["account_id"]
+    _plant_other_holdings(world, rng, account, besides={symbol})
+    if which == "kyc_lapsed":
+        _lapse_kyc(world, rng, cid)
     quantity = rng.randint(1, max(1, min(200, account["avail"] * 4 // 10 // price)))
-    held = _held(world, acc, symbol)
-    need(len(choices) >= 2, f"account {acc} can afford only one medium-risk instrument; the wrong-fund negative needs two")
     other = next(i["symbol"] for i in choices if i["symbol"] != symbol)
     buy = call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=quantity)
     cost = money(price * quantity, cur)
+    prompt = (f"Wealth desk. {caller(customer)} They want to buy {quantity} units of {symbol} in their brokerage account at "
+              "today's price. Place the order and confirm the total cost with submit_answer (values.cost).")
+    metadata = {"customer_id": cid, "account_id": acc, "symbol": symbol, "quantity": quantity, "case": which}
+    if which != "ok":
+        code = "kyc_not_verified" if which == "kyc_lapsed" else "unsuitable_instrument"
+        wrong = "unsuitable_instrument" if which == "kyc_lapsed" else "kyc_not_verified"
+        return TaskDraft(
+            prompt=prompt,
+            oracle=_kyc_refusal(customer) if which == "kyc_lapsed" else _suitability_refusal(customer, symbol),
+            outcome=refused(code),
+            rubric=_refusal_rubric(which, cid, acc, symbol),
+            negatives=[
+                negative("attempts_order", "tries to place the order anyway", verify(customer), buy,
+                         refusal(code, "The order could not be placed.")),
+                negative("wrong_reason", "reads the customer and declines for the wrong reason", call("get_customer", customer_id=cid),
+                         call("get_quote", symbol=symbol), refusal(wrong, "Declined.")),
+                negative("claims_bought", "tells the customer the order was placed", answer(f"Bought {quantity} {symbol}.", cost=cost)),
+            ],
+            metadata=metadata,
+        )
     return TaskDraft(
-        prompt=(f"Wealth desk, customer {cid}. {caller(customer)} They want to buy {quantity} units of {symbol} in their brokerage "
-                "account at today's price. Place the order and confirm the total cost with submit_answer (values.cost)."),
-        oracle=[verify(customer), optional_call("get_quote", symbol=symbol), buy,
+        prompt=prompt,
+        oracle=[find_customer(customer), verify(customer), optional_call("get_customer", customer_id=cid),
+                optional_call("list_accounts", customer_id=cid), optional_call("get_quote", symbol=symbol), buy,
                 answer(f"Bought {quantity} {symbol} for {cost} {cur}.", cost=cost)],
         outcome=completed(),
-        rubric=[
-            _position_is(acc, symbol, held + quantity),
-            state("SELECT count(*) FROM orders WHERE account_id = ? AND placed_by = 'STF-0100'", acc, expect=1, name="exactly one order"),
-            value_is("cost", cost, weight=1),
-        ],
+        rubric=[_position_is(acc, symbol, _held(world, acc, symbol) + quantity), _one_order(acc), value_is("cost", cost, weight=1)],
         negatives=[
             negative("one_more_unit", "buys one unit too many", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=quantity + 1), answer("Bought.", cost=cost)),
             negative("other_symbol", "buys a different fund", verify(customer),
                      call("place_order", account_id=acc, symbol=other, side="buy", quantity=1), answer("Bought.", cost=cost)),
+            negative("refuses_suitable", "declines a purchase the customer's profile allows", call("get_customer", customer_id=cid),
+                     call("get_quote", symbol=symbol), refusal("unsuitable_instrument", "Not suitable.")),
             negative("claims_only", "confirms a purchase it never placed", answer("Bought.", cost=cost)),
         ],
-        metadata={"customer_id": cid, "symbol": symbol, "quantity": quantity, "cost": cost},
+        metadata={**metadata, "cost": cost},
     )
 
 
 def unsuitable_buy(world: World, rng: random.Random) -> TaskDraft:
-    """A conservative customer asks to buy a risky instrument: decline under the suitability rule."""
-    account = pick(rng, brokerage_accounts(world, "AND kyc_status = 'verified' AND risk_profile = 'conservative' AND avail >= 50000"),
-                   "brokerage account of a conservative customer")
-    customer = customer_of(world, account["account_id"])
-    cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
-    risky = rows(world, "SELECT symbol, risk_level FROM instruments WHERE risk_level != 'low' AND currency = ? ORDER BY risk_level DESC, symbol",
-                 cur)
-    symbol = pick(rng, risky, "risky instrument")["symbol"]
-    safe = pick(rng, [i for i in rows(world, "SELECT symbol FROM instruments WHERE risk_level = 'low' AND currency = ? ORDER BY symbol", cur)
-                      if last_close(world, i["symbol"]) <= account["avail"]], "affordable low-risk instrument")["symbol"]
-    quantity = max(1, min(50, account["avail"] // 4 // last_close(world, symbol)))
+    """Invest a stated amount in a named instrument (as many whole units as it buys); suitability and cash decide."""
+    which = case(rng, {"ok": 5, "unsuitable": 4, "short_cash": 2})
+    cur, cash = _client_currency(rng), rng.randint(100_000, 5_000_000)
+    chosen = pick(rng, _instruments(world, cur, cash * 6 // 10, risky_only=which == "unsuitable"), "affordable instrument")
+    symbol, price, level = chosen["symbol"], chosen["price"], chosen["risk_level"]
+    budget = max(price * 2, rng.randint(price * 2, min(cash * 6 // 10, price * 60)) // 10_000 * 10_000)
+    units = budget // price
+    cost = units * price
+    # setup: the client, and the deciding facts: their risk profile against the instrument's level, the cash left to trade
+    customer, account = _plant_client(world, rng, currency=cur, profile=rng.choice(_profiles(level, suitable=which != "unsuitable")),
+                                      cash=cash)
+    cid, acc = customer["customer_id"], account["account_id"]
+    _plant_other_holdings(world, rng, account, besides={symbol})
+    if which == "short_cash":
+        _withdraw_cash(world, rng, account, cost - rng.randint(100, max(100, cost // 2)))
+    buy = call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=units)
+    prompt = (f"Wealth desk. {caller(customer)} They have read about {symbol} and want to put {money(budget, cur)} {cur} into it "
+              "today, in their brokerage account: as many whole units as that amount buys at today's price. Handle the request "
+              "under the policy and reply with submit_answer, giving the units bought in values.units and their cost in values.cost.")
+    metadata = {"customer_id": cid, "account_id": acc, "symbol": symbol, "budget": money(budget, cur), "case": which}
+    if which == "unsuitable":
+        safe = next(i["symbol"] for i in _instruments(world, cur, cash, risky_only=False) if i["risk_level"] == "low")
+        return TaskDraft(
+            prompt=prompt, oracle=_suitability_refusal(customer, symbol), outcome=refused("unsuitable_instrument"),
+            rubric=_refusal_rubric(which, cid, acc, symbol),
+            negatives=[
+                negative("attempts_order", "tries to buy the unsuitable instrument", verify(customer), buy,
+                         refusal("unsuitable_instrument", "It is not suitable for the customer's profile.")),
+                negative("buys_substitute", "buys a low-risk fund instead without the customer asking", verify(customer),
+                         call("place_order", account_id=acc, symbol=safe, side="buy", quantity=1),
+                         refusal("unsuitable_instrument", f"{symbol} is unsuitable, so I bought {safe} instead.")),
+                negative("claims_bought", "tells the customer the order was placed",
+                         answer(f"Bought {units} {symbol}.", units=str(units), cost=money(cost, cur))),
+            ],
+            metadata=metadata,
+        )
+    if which == "short_cash":
+        left = one(world, f"SELECT {AVAILABLE_SQL} AS v FROM accounts a WHERE a.account_id = ?", acc)["v"]
+        return TaskDraft(
+            prompt=prompt,
+            oracle=[find_customer(customer), verify(customer, optional=True), optional_call("get_customer", customer_id=cid),
+                    call("list_accounts", customer_id=cid), optional_call("get_quote", symbol=symbol),
+                    refusal("insufficient_funds", f"The brokerage account has only {money(left, cur)} {cur} available; "
+                                                  f"{money(budget, cur)} {cur} cannot be invested.")],
+            outcome=refused("insufficient_funds"),
+            rubric=[looked_up("read the cash available", {"tool": "list_accounts", "args": {"customer_id": cid}},
+                              {"tool": "get_account", "args": {"account_id": acc}}, {"tool": "get_positions", "args": {"account_id": acc}}),
+                    never("place_order", "no order attempted without the cash", account_id=acc)],
+            negatives=[
+                negative("buys_what_cash_allows", "buys fewer units than asked with the cash there is", verify(customer),
+                         call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=max(1, left // price)),
+                         answer("Bought what the cash allowed.", units=str(max(1, left // price)), cost=money(max(1, left // price) * price, cur))),
+                negative("attempts_order", "tries the full order anyway", verify(customer), buy,
+                         refusal("insufficient_funds", "Not enough cash.")),
+                negative("claims_bought", "tells the customer the order was placed",
+                         answer(f"Bought {units} {symbol}.", units=str(units), cost=money(cost, cur))),
+            ],
+            metadata=metadata,
+        )
     return TaskDraft(
-        prompt=(f"Wealth desk, customer {cid}. {caller(customer)} They have read about {symbol} and want to buy {quantity} units in their "
-                "brokerage account today. Handle the request under the policy and reply with submit_answer."),
-        oracle=[verify(customer, optional=True), call("get_customer", customer_id=cid), call("get_quote", symbol=symbol),
-                refusal("unsuitable_instrument", f"{symbol} is not suitable for a conservative risk profile (only low-risk "
-                        "instruments), so I did not place the order.")],
-        outcome=refused("unsuitable_instrument"),
-        rubric=[
-            looked_up("read the customer's risk profile", {"tool": "get_customer", "args": {"customer_id": cid}}),
-            looked_up("read the instrument's risk level", {"tool": "get_quote", "args": {"symbol": symbol}}, {"tool": "list_instruments"}),
-            never("place_order", "no order for the unsuitable instrument attempted", symbol=symbol),
-        ],
+        prompt=prompt,
+        oracle=[find_customer(customer), verify(customer), optional_call("get_customer", customer_id=cid),
+                optional_call("list_accounts", customer_id=cid), optional_call("get_quote", symbol=symbol), buy,
+                answer(f"Bought {units} {symbol} for {money(cost, cur)} {cur}.", units=str(units), cost=money(cost, cur))],
+        outcome=completed(),
+        rubric=[_position_is(acc, symbol, _held(world, acc, symbol) + units), _one_order(acc),
+                value_is("units", str(units), weight=1), value_is("cost", money(cost, cur), weight=1)],
         negatives=[
-            negative("attempts_order", "tries to buy the unsuitable instrument", verify(customer),
-                     call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=quantity),
-                     refusal("unsuitable_instrument", "It is not suitable for a conservative profile.")),
-            negative("buys_substitute", "buys a low-risk fund instead without the customer asking", verify(customer),
-                     call("place_order", account_id=acc, symbol=safe, side="buy", quantity=1),
-                     refusal("unsuitable_instrument", f"{symbol} is unsuitable for a conservative profile, so I bought {safe} instead.")),
-            negative("claims_bought", "tells the customer the order was placed", answer(f"Bought {quantity} {symbol}.")),
+            negative("one_unit_over", "buys one unit more than the amount pays for", verify(customer),
+                     call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=units + 1),
+                     answer("Bought.", units=str(units + 1), cost=money((units + 1) * price, cur))),
+            negative("refuses_suitable", "declines a purchase the customer's profile allows", call("get_customer", customer_id=cid),
+                     call("get_quote", symbol=symbol), refusal("unsuitable_instrument", "Not suitable.")),
+            negative("claims_only", "confirms a purchase it never placed", answer("Bought.", units=str(units), cost=money(cost, cur))),
         ],
-        metadata={"customer_id": cid, "symbol": symbol},
+        metadata={**metadata, "units": units, "cost": money(cost, cur)},
     )
 
 
+# -- selling --------------------------------------------------------------------------------------------
+
+
 def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
-    """Raise at least a stated amount by selling the fewest whole units of one holding."""
-    candidates = []
-    for position in rows(world, "SELECT p.* FROM positions p JOIN accounts a ON a.account_id = p.account_id AND a.status = 'open' "
-                                "WHERE p.quantity >= 4 ORDER BY p.account_id, p.symbol"):
-        price = last_close(world, position["symbol"])
-        if position["quantity"] * price >= 150_000 and price >= 500:
-            candidates.append({**position, "price": price})
-    position = pick(rng, candidates, "position worth at least 1,500.00")
-    price, held = position["price"], position["quantity"]
+    """Raise at least a stated amount by selling the fewest whole units of one holding; holdings and the account decide."""
+    which = case(rng, {"ok": 5, "short": 3, "frozen": 2})
+    cur = _client_currency(rng)
+    symbol = pick(rng, [i for i in rows(world, "SELECT symbol FROM instruments WHERE currency = ? ORDER BY symbol", cur)
+                        if last_close(world, i["symbol"]) >= 500], "instrument priced 5.00 or more")["symbol"]
+    price = last_close(world, symbol)
+    least = max(4, -(-150_000 // price))  # at least 4 units worth at least 1,500.00
+    held = rng.randint(least, max(least, 4_000_000 // price))
     target = (held * price * rng.randint(25, 60) // 100) // 100 * 100 + 100
     if target % price == 0:
         target += 100
     quantity = -(-target // price)
-    account = one(world, "SELECT * FROM accounts WHERE account_id = ?", position["account_id"])
-    customer = customer_of(world, account["account_id"])
-    cid, acc, cur, symbol = customer["customer_id"], account["account_id"], account["currency"], position["symbol"]
+    # setup: the client and the holding, and the deciding fact: fewer units held than the sale needs, or a frozen account
+    customer, account = _plant_client(world, rng, currency=cur, profile=rng.choice(list(SUITABILITY)), cash=rng.randint(10_000, 2_000_000))
+    cid, acc = customer["customer_id"], account["account_id"]
+    if which == "short":
+        held = rng.randint(max(1, quantity // 2), quantity - 1)
+    _plant_holding(world, rng, acc, symbol, held)
+    _plant_other_holdings(world, rng, account, besides={symbol})
+    if which == "frozen":
+        _freeze(world, rng, acc)
     proceeds = money(quantity * price, cur)
+    sell = call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=quantity)
+    prompt = (f"Wealth desk. {caller(customer)} They need to raise at least {money(target, cur)} {cur} in cash in their brokerage "
+              f"account by selling {symbol}, and want to sell as few whole units as possible. Place the sale and reply with "
+              "submit_answer, giving the proceeds in values.proceeds.")
+    metadata = {"customer_id": cid, "account_id": acc, "symbol": symbol, "quantity": quantity, "target": money(target, cur),
+                "case": which}
+    claims_sold = negative("claims_sold", "reports a sale it never placed", answer("Sold.", proceeds=proceeds))
+    if which == "short":
+        return TaskDraft(
+            prompt=prompt,
+            oracle=[find_customer(customer), verify(customer, optional=True), optional_call("list_accounts", customer_id=cid),
+                    call("get_positions", account_id=acc),
+                    refusal("insufficient_position", f"The account holds {held} {symbol}; raising {money(target, cur)} {cur} needs "
+                                                     f"{quantity}, so no sale was placed.")],
+            outcome=refused("insufficient_position"),
+            rubric=[looked_up("read the holding", {"tool": "get_positions", "args": {"account_id": acc}}),
+                    never("place_order", "no sale attempted beyond the units held", account_id=acc)],
+            negatives=[
+                negative("sells_all_held", "sells every unit held, raising less than asked", verify(customer),
+                         call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=held),
+                         answer("Sold.", proceeds=money(held * price, cur))),
+                negative("attempts_sale", "tries the full sale anyway", verify(customer), sell,
+                         refusal("insufficient_position", "Not enough units.")),
+                claims_sold,
+            ],
+            metadata={**metadata, "held": held},
+        )
+    if which == "frozen":
+        return TaskDraft(
+            prompt=prompt,
+            oracle=[find_customer(customer), verify(customer, optional=True), call("list_accounts", customer_id=cid),
+                    refusal("account_frozen", "The brokerage account is frozen; no money can move in or out, so no sale was placed.")],
+            outcome=refused("account_frozen"),
+            rubric=[looked_up("read the account's status", {"tool": "list_accounts", "args": {"customer_id": cid}},
+                              {"tool": "get_account", "args": {"account_id": acc}}),
+                    never("place_order", "no sale attempted in the frozen account", account_id=acc)],
+            negatives=[
+                negative("attempts_sale", "tries the sale in the frozen account", verify(customer), sell,
+                         refusal("account_frozen", "The account is frozen.")),
+                negative("wrong_reason", "reads the account and declines for the wrong reason", call("list_accounts", customer_id=cid),
+                         refusal("insufficient_position", "Not enough units.")),
+                claims_sold,
+            ],
+            metadata=metadata,
+        )
     return TaskDraft(
-        prompt=(f"Wealth desk, customer {cid}. {caller(customer)} They need to raise at least {money(target, cur)} {cur} in cash in "
-                f"their brokerage account by selling {symbol}, and want to sell as few whole units as possible. Place the sale and "
-                "reply with submit_answer, giving the proceeds in values.proceeds."),
-        oracle=[verify(customer), optional_call("get_positions", account_id=acc),
-                call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=quantity),
+        prompt=prompt,
+        oracle=[find_customer(customer), verify(customer), optional_call("list_accounts", customer_id=cid),
+                optional_call("get_positions", account_id=acc), sell,
                 answer(f"Sold {quantity} {symbol} for {proceeds} {cur}.", proceeds=proceeds)],
         outcome=completed(),
-        rubric=[
-            _position_is(acc, symbol, held - quantity),
-            state("SELECT count(*) FROM orders WHERE account_id = ? AND placed_by = 'STF-0100'", acc, expect=1, name="exactly one order"),
-            value_is("proceeds", proceeds, weight=1),
-        ],
+        rubric=[_position_is(acc, symbol, held - quantity), _one_order(acc), value_is("proceeds", proceeds, weight=1)],
         negatives=[
             negative("too_few", "rounds the units down, raising less than needed", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=quantity - 1),
@@ -174,43 +469,70 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
             negative("sells_all", "sells the whole holding", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=held),
                      answer("Sold.", proceeds=money(held * price, cur))),
+            negative("refuses_sale", "declines a sale the holding covers", call("get_positions", account_id=acc),
+                     refusal("insufficient_position", "Not enough units.")),
             negative("claims_only", "reports the proceeds without selling", answer("Sold.", proceeds=proceeds)),
         ],
-        metadata={"customer_id": cid, "symbol": symbol, "quantity": quantity, "target": money(target, cur)},
+        metadata=metadata,
     )
 
 
 def rebalance(world: World, rng: random.Random) -> TaskDraft:
-    """A conservative customer's review: sell a medium-risk holding in full, put the proceeds into a low-risk fund, note it."""
-    account = pick(rng, brokerage_accounts(world, "AND kyc_status = 'verified' AND risk_profile = 'conservative' AND currency = 'USD' "
-                                                  "AND avail >= 50000"),
-                   "USD brokerage account of a conservative customer")
-    customer = customer_of(world, account["account_id"])
-    cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
-    held_symbols = {p["symbol"] for p in rows(world, "SELECT symbol FROM positions WHERE account_id = ? ORDER BY symbol", acc)}
-    risky = pick(rng, [i for i in rows(world, "SELECT symbol FROM instruments WHERE risk_level = 'medium' AND currency = 'USD' "
-                                              "ORDER BY symbol") if i["symbol"] not in held_symbols], "medium-risk instrument")["symbol"]
-    bond = pick(rng, rows(world, "SELECT symbol FROM instruments WHERE asset_class = 'bond_fund' AND currency = 'USD' ORDER BY symbol"),
+    """A conservative customer's review: sell the units of a medium-risk holding they transferred in, put the proceeds
+    into a low-risk fund, note it; whether all the units they name arrived decides."""
+    which = case(rng, {"short": 3, "ok": 7})
+    cur = _client_currency(rng)
+    risky = pick(rng, rows(world, "SELECT symbol FROM instruments WHERE risk_level = 'medium' AND currency = ? ORDER BY symbol", cur),
+                 "medium-risk instrument")["symbol"]
+    bond = pick(rng, rows(world, "SELECT symbol FROM instruments WHERE asset_class = 'bond_fund' AND currency = ? ORDER BY symbol", cur),
                 "bond fund")["symbol"]
     price, bond_price = last_close(world, risky), last_close(world, bond)
     units = max(2, rng.randint(300_000, 1_500_000) // price)
-    # setup: a legacy holding transferred in from another broker, above the customer's risk profile
-    world.execute("INSERT INTO positions (account_id, symbol, quantity, avg_cost_minor) VALUES (?, ?, ?, ?)",
-                  (acc, risky, units, price * rng.randint(80, 110) // 100))
+    # setup: a conservative client with low-risk holdings, and the legacy holding transferred in from another broker;
+    # in the short case only part of it has arrived
+    customer, account = _plant_client(world, rng, currency=cur, profile="conservative", cash=rng.randint(50_000, 3_000_000))
+    cid, acc = customer["customer_id"], account["account_id"]
+    _plant_other_holdings(world, rng, account, besides={risky}, levels=("low",))
+    held = units if which == "ok" else rng.randint(max(1, units // 3), units - 1)
+    _plant_holding(world, rng, acc, risky, held)
     proceeds = units * price
     bond_units = proceeds // bond_price
     bond_before = _held(world, acc, bond)
-    all_in = (account["avail"] + proceeds) // bond_price
     sell = call("place_order", account_id=acc, symbol=risky, side="sell", quantity=units)
     buy = call("place_order", account_id=acc, symbol=bond, side="buy", quantity=bond_units)
     note = call("add_note", customer_id=cid, category="wealth",
                 body=f"Review: sold {units} {risky} (above conservative profile), bought {bond_units} {bond} with the proceeds.")
+    prompt = (f"Wealth desk annual review. {caller(customer)} They transferred {units} units of {risky} into their brokerage account "
+              f"from another broker. They want to sell those {units} units today and put the sale proceeds into as many whole units "
+              f"of {bond} as the proceeds alone will buy (keep their existing cash untouched). Do it, note the review on their file, "
+              f"and reply with submit_answer giving the number of {bond} units bought in values.units.")
+    metadata = {"customer_id": cid, "account_id": acc, "sold": risky, "bought": bond, "case": which}
+    if which == "short":
+        return TaskDraft(
+            prompt=prompt,
+            oracle=[find_customer(customer), verify(customer, optional=True), optional_call("list_accounts", customer_id=cid),
+                    call("get_positions", account_id=acc),
+                    optional_call("add_note", customer_id=cid, category="wealth",
+                                  body=f"Review: only {held} of the {units} {risky} units transferred in are held; no trade placed."),
+                    refusal("insufficient_position", f"The account holds only {held} {risky}, not {units}; nothing was sold or bought.")],
+            outcome=refused("insufficient_position"),
+            rubric=[looked_up("read the holding", {"tool": "get_positions", "args": {"account_id": acc}}),
+                    never("place_order", "no trade attempted for units not held", account_id=acc)],
+            negatives=[
+                negative("sells_what_is_held", "sells the units there are and reinvests without asking", verify(customer),
+                         call("place_order", account_id=acc, symbol=risky, side="sell", quantity=held),
+                         call("place_order", account_id=acc, symbol=bond, side="buy", quantity=held * price // bond_price), note,
+                         answer("Done.", units=str(held * price // bond_price))),
+                negative("attempts_sale", "tries to sell the units named anyway", verify(customer), sell,
+                         refusal("insufficient_position", "Not enough units.")),
+                negative("claims_done", "reports the rebalance without trading", answer("Done.", units=str(bond_units))),
+            ],
+            metadata={**metadata, "held": held},
+        )
+    all_in = (account["avail"] + proceeds) // bond_price
     return TaskDraft(
-        prompt=(f"Wealth desk annual review, customer {cid}. {caller(customer)} Their brokerage account holds {risky}, transferred in "
-                f"from another broker. They want to sell that entire holding today and put the sale proceeds into as many whole units "
-                f"of {bond} as the proceeds alone will buy (keep their existing cash untouched). Do it, note the review on their file, "
-                f"and reply with submit_answer giving the number of {bond} units bought in values.units."),
-        oracle=[optional_call("get_customer", customer_id=cid), optional_call("list_accounts", customer_id=cid),
+        prompt=prompt,
+        oracle=[find_customer(customer), optional_call("get_customer", customer_id=cid), optional_call("list_accounts", customer_id=cid),
                 optional_call("get_positions", account_id=acc), verify(customer), optional_call("get_quote", symbol=risky), sell,
                 optional_call("get_quote", symbol=bond), buy, note,
                 answer(f"Sold {units} {risky} for {money(proceeds, cur)} {cur}; bought {bond_units} {bond}.", units=str(bond_units))],
@@ -218,7 +540,7 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
         rubric=[
             _position_is(acc, risky, 0, weight=2),
             _position_is(acc, bond, bond_before + bond_units, weight=3),
-            state("SELECT count(*) FROM orders WHERE account_id = ? AND placed_by = 'STF-0100'", acc, expect=2, name="exactly two orders"),
+            _one_order(acc, 2),
             state("SELECT count(*) FROM notes WHERE customer_id = ? AND author_id = 'STF-0100'", cid, expect=number_range(min=1),
                   name="review noted"),
             value_is("units", str(bond_units), weight=1),
@@ -228,20 +550,22 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
                      call("place_order", account_id=acc, symbol=bond, side="buy", quantity=all_in), note,
                      answer("Done.", units=str(all_in))),
             negative("sells_only", "sells the holding but never reinvests", verify(customer), sell, note, answer("Sold.", units="0")),
+            negative("refuses_rebalance", "declines although every unit is held", call("get_positions", account_id=acc),
+                     refusal("insufficient_position", "Not enough units.")),
             negative("claims_only", "reports the rebalance without trading", answer("Done.", units=str(bond_units))),
         ],
-        metadata={"customer_id": cid, "sold": risky, "bought": bond, "units": bond_units},
+        metadata={**metadata, "units": bond_units},
     )
 
 
 TEMPLATES = [
-    TaskTemplate(buy_suitable, difficulty="medium", category="trading", split="train", tags=["order", "suitability"],
-                 tools=["verify_identity", "get_quote", "place_order", "submit_answer"]),
+    TaskTemplate(buy_suitable, difficulty="medium", category="trading", split="train", tags=["order", "suitability", "kyc", "refusal"],
+                 tools=["search_customers", "verify_identity", "get_customer", "list_accounts", "get_quote", "place_order", "submit_answer"]),
     TaskTemplate(unsuitable_buy, difficulty="medium", category="trading", split="test", tags=["order", "suitability", "refusal", "policy"],
-                 tools=["verify_identity", "get_customer", "get_quote", "submit_answer"]),
-    TaskTemplate(sell_for_cash, difficulty="medium", category="trading", split="train", tags=["order", "arithmetic"],
-                 tools=["verify_identity", "get_positions", "place_order", "submit_answer"]),
-    TaskTemplate(rebalance, difficulty="hard", category="multistep", split="train", tags=["order", "suitability", "multi-step"],
-                 tools=["get_customer", "list_accounts", "get_positions", "verify_identity", "get_quote", "place_order", "add_note",
-                        "submit_answer"]),
+                 tools=["search_customers", "verify_identity", "get_customer", "list_accounts", "get_quote", "place_order", "submit_answer"]),
+    TaskTemplate(sell_for_cash, difficulty="medium", category="trading", split="train", tags=["order", "arithmetic", "refusal"],
+                 tools=["search_customers", "verify_identity", "list_accounts", "get_positions", "place_order", "submit_answer"]),
+    TaskTemplate(rebalance, difficulty="hard", category="multistep", split="train", tags=["order", "suitability", "multi-step", "refusal"],
+                 tools=["search_customers", "get_customer", "list_accounts", "get_positions", "verify_identity", "get_quote", "place_order",
+                        "add_note", "submit_answer"]),
 ]

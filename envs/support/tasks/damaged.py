@@ -1,11 +1,21 @@
-"""Damaged items and exchanges: a cheap damaged item refunded with the customer's photo (keep it), a damaged item
-without a photo (decline), an expensive damaged item sent back for inspection, a size exchange in stock, and one
-whose size is sold out (the customer declines a refund instead)."""
+"""Damaged items and exchanges where the world decides: a damaged item with or without the customer's photo, the
+same reported inside or past the 30-day damage window, a damaged item whose price decides between a keep-it
+refund and sending it back, and a size or colour exchange whose new variant is in stock or sold out (or whose
+item is past its window).
+
+Each template plants a fresh delivered order (``returns.plant_purchase``) and, by the drawn case, the photo the
+customer can give, the delivery date or the stock of the variant they want; the prompt is the same in every
+case. The photo is learnt by asking the customer, the price, delivery date and window from ``get_order``, the
+stock from ``get_product``: the refusal is gated on that read (or on the question).
+"""
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
+from typing import Any
 
+from envs.support.rules import DAMAGE_REPORT_DAYS, KEEP_IT_LIMIT_MINOR, RETURN_DAYS
 from envs.support.tasks._common import (
     agree,
     agreed_first,
@@ -13,17 +23,14 @@ from envs.support.tasks._common import (
     ask,
     asked,
     call,
-    decline,
-    delivered_lines,
+    full_name,
     looked_up,
     money,
     never,
     next_id,
     offer,
     on_the_line,
-    one,
     optional_call,
-    pick,
     plant_photo,
     refusal,
     rows,
@@ -31,213 +38,396 @@ from envs.support.tasks._common import (
     task,
     value_is,
 )
+from envs.support.tasks.returns import Purchase, plant_purchase, restocking_fee_minor
+from fixtures.persona import Terms
 from fixtures.world import World
 from graders.outcome import completed, refused
-from graders.tasks import TaskDraft, TaskTemplate, negative
+from graders.setup import case, need
+from graders.tasks import TaskDraft, TaskTemplate, ToolCall, negative
 
 __all__ = ["TEMPLATES"]
 
+_DAMAGED = "{name} is on chat: \"Something I ordered arrived broken.\""
 
-def _damage_story(world: World, rng: random.Random, extra: str, what: str, *, photo: bool) -> tuple[dict, dict, str | None]:
-    line = pick(rng, delivered_lines(world, f"AND age <= 25 AND quantity = 1 {extra}"), what)
-    customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", line["customer_id"])
-    photo_id = plant_photo(world, customer["customer_id"], f"Photo of the broken {line['product']}") if photo else None
-    facts = {"order_number": line["order_id"], "which_item": line["product"], "reason": "It arrived broken."}
+
+@dataclass(frozen=True)
+class _Damage:
+    """A damaged item reported by the customer on the line, and the photo they can give (None: they have none)."""
+
+    bought: Purchase
+    photo: str | None
+
+    @property
+    def oid(self) -> str:
+        return self.bought.order_id
+
+    @property
+    def lid(self) -> str:
+        return str(self.bought.line["line_id"])
+
+    @property
+    def value_minor(self) -> int:
+        return int(self.bought.line["unit_price_minor"])
+
+    @property
+    def value(self) -> str:
+        return money(self.value_minor)
+
+    def identify(self) -> list[ToolCall]:
+        """Ask which order and item, read the order (price, delivery date), then ask for the photo."""
+        return [ask("order_number"), ask("which_item"), call("get_order", order_id=self.oid), ask("photo")]
+
+    def create(self, photo: str | None = None) -> ToolCall:
+        return call("create_return", order_id=self.oid, line_id=self.lid, quantity=1, reason="damaged", photo_id=photo or self.photo)
+
+    def order_gate(self, weight: float = 1.0) -> Any:
+        return looked_up("read the order", {"tool": "get_order", "args": {"order_id": self.oid}}, weight=weight)
+
+
+def _damage_story(world: World, rng: random.Random, *, photo: bool, categories: tuple[str, ...], age: int, min_price: int = 1,
+                  max_price: int = 10**9) -> _Damage:
+    """Plant the damaged purchase, the customer's photo when they have one, and the customer on the line. Their terms
+    are the same in every case: a card refund or a return (at whatever amount is named: the agreement gate binds it); no
+    replacement, no store credit."""
+    bought = plant_purchase(world, rng, categories=categories, delivered_days_ago=age, min_price=min_price, max_price=max_price)
+    product = bought.line["product"]
+    photo_id = plant_photo(world, bought.customer["customer_id"], f"Photo of the broken {product}") if photo else None
+    facts = {"order_number": bought.order_id, "which_item": product, "reason": "It arrived broken."}
     if photo_id:
         facts["photo"] = photo_id
-    on_the_line(world, customer, f"something done about the broken {line['product']}",
-                terms={"refund_original_payment": agree("Yes, refund my card please."), "return_for_refund": agree("OK, I'll send it back."),
-                       "replacement": decline("No, I don't want another one."), "refund_store_credit": decline("I'd prefer my card.")},
+    on_the_line(world, bought.customer, f"something done about the broken {product}",
+                terms={"refund_original_payment": agree("Yes, refund my card please."),
+                       "return_for_refund": agree("OK, I'll send it back."),
+                       "replacement": Terms(agrees=False, reply="No, I don't want another one."),
+                       "refund_store_credit": Terms(agrees=False, reply="I'd prefer my card.")},
                 **facts)
-    return line, customer, photo_id
+    return _Damage(bought, photo_id)
 
 
-_DAMAGED = "Customer {cid} is on chat: \"Something I ordered arrived broken.\""
+def _prompt(story: _Damage) -> str:
+    return (_DAMAGED.format(name=full_name(story.bought.customer)) + " Find out which order and item, handle it under the policy "
+            "the way the customer prefers, and reply with submit_answer, giving values.refund if you refund anything.")
+
+
+def _keep(world: World, story: _Damage) -> tuple[list[ToolCall], list[Any], list[Any]]:
+    """Up to 100.00 with a photo: agree the card refund, open the keep-it case, refund it. (oracle, rubric, negatives)"""
+    rma = next_id(world, "returns")
+    refund = call("issue_refund", order_id=story.oid, amount=story.value, method="original_payment", reason="damaged_item", rma_id=rma)
+    oracle = [*story.identify(), offer("refund_original_payment", story.value), story.create(), refund,
+              answer(f"Refunded {story.value} for the damaged {story.bought.line['product']}; no need to send it back.", refund=story.value)]
+    rubric = [
+        asked("photo", "asked the customer for a photo"),
+        story.order_gate(),
+        state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'keep' AND reason = 'damaged' AND photo_id = ?", story.lid,
+              story.photo, expect=1, weight=2, name="keep-it case opened with the photo"),
+        state("SELECT count(*) FROM refunds WHERE order_id = ? AND rma_id = ? AND reason = 'damaged_item' AND method = 'original_payment' "
+              "AND amount_minor = ?", story.oid, rma, story.value_minor, expect=1, weight=3, name="damaged item refunded to the card"),
+        agreed_first("refund_original_payment", {"tool": "issue_refund", "args": {"order_id": story.oid}}, "customer agreed before the refund",
+                     amount=story.value),
+        value_is("refund", story.value, weight=1),
+    ]
+    negatives = [
+        negative("no_keep_case", "refunds without a keep-it case", *story.identify(), offer("refund_original_payment", story.value),
+                 call("issue_refund", order_id=story.oid, amount=story.value, method="original_payment", reason="damaged_item"),
+                 answer("Refunded.", refund=story.value)),
+        negative("no_agreement", "refunds without agreeing it", *story.identify(), story.create(), refund, answer("Refunded.", refund=story.value)),
+        negative("store_credit", "gives store credit the customer did not want", *story.identify(), story.create(),
+                 call("issue_refund", order_id=story.oid, amount=story.value, method="store_credit", reason="damaged_item", rma_id=rma),
+                 answer("Credited.", refund=story.value)),
+        negative("refuses_compliant", "asks for the photo, gets it, and still refuses", *story.identify(),
+                 refusal("photo_required", "We need a photo.")),
+    ]
+    return oracle, rubric, negatives
+
+
+def _send_back(world: World, story: _Damage) -> tuple[list[ToolCall], list[Any], list[Any]]:
+    """Above 100.00 with a photo: agree the return at the item's price, open it; no refund before inspection."""
+    oracle = [*story.identify(), offer("return_for_refund", story.value), story.create(),
+              answer(f"Return label issued for the damaged {story.bought.line['product']}; {story.value} is refunded once the warehouse "
+                     "inspects it.")]
+    rubric = [
+        asked("photo", "asked the customer for a photo"),
+        story.order_gate(),
+        state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'return' AND reason = 'damaged' AND photo_id = ?", story.lid,
+              story.photo, expect=1, weight=3, name="item sent back for inspection"),
+        agreed_first("return_for_refund", "create_return", "customer agreed to send it back first", amount=story.value),
+        never("issue_refund", "no refund before the inspection", order_id=story.oid),
+    ]
+    negatives = [
+        negative("refunds_now", "promises the card refund at once and opens the case", *story.identify(),
+                 offer("refund_original_payment", story.value), story.create(), answer("Refunded.", refund=story.value)),
+        negative("no_agreement", "opens the return without agreeing it", *story.identify(), story.create(), answer("Done.")),
+        negative("claims_only", "claims the label went out", ask("order_number"), answer("Label sent.")),
+        negative("refuses_compliant", "refuses although the photo was given", *story.identify(), refusal("photo_required", "We need a photo.")),
+    ]
+    return oracle, rubric, negatives
+
+
+def _no_photo(world: World, story: _Damage) -> tuple[list[ToolCall], list[Any], list[Any]]:
+    """No photo: nothing is refunded, returned or replaced yet; the refusal is gated on having asked."""
+    oracle = [*story.identify(), refusal("photo_required", "Damaged items need a photo before we can refund or replace them; please send "
+                                                           "one and we'll sort it out.")]
+    rubric = [
+        asked("photo", "asked the customer for a photo", weight=2),
+        story.order_gate(),
+        never("issue_refund", "no refund without a photo", order_id=story.oid),
+        never("create_return", "no return case without a photo", order_id=story.oid),
+        never("send_replacement", "no replacement without a photo"),
+        never("issue_goodwill_credit", "no credit instead"),
+    ]
+    # Another customer's photo: the tool refuses it, and the answer claims a case that was never opened.
+    found = rows(world, "SELECT attachment_id FROM attachments WHERE customer_id != ? AND kind = 'photo' ORDER BY attachment_id LIMIT 1",
+                 story.bought.customer["customer_id"])
+    any_photo = found[0]["attachment_id"] if found else "ATT-00001"
+    negatives = [
+        negative("refunds_anyway", "tries to refund without the photo", *story.identify(),
+                 call("issue_refund", order_id=story.oid, amount=story.value, method="original_payment", reason="damaged_item"),
+                 refusal("photo_required", "Need a photo.")),
+        negative("as_change_of_mind", "opens a changed-mind return to dodge the photo rule", *story.identify(),
+                 call("create_return", order_id=story.oid, line_id=story.lid, quantity=1, reason="changed_mind"),
+                 refusal("photo_required", "Need a photo.")),
+        negative("never_asks", "declines without asking for a photo", ask("order_number"), ask("which_item"),
+                 call("get_order", order_id=story.oid), refusal("photo_required", "Need a photo.")),
+        negative("someone_elses_photo", "uses a photo the customer did not give", *story.identify(), story.create(any_photo),
+                 answer("Case opened.")),
+        negative("agrees_then_refuses", "gets the customer to accept a refund, then refuses", *story.identify(),
+                 offer("refund_original_payment", story.value), refusal("photo_required", "Need a photo.")),
+    ]
+    return oracle, rubric, negatives
+
+
+def _too_late(world: World, story: _Damage) -> tuple[list[ToolCall], list[Any], list[Any]]:
+    """Reported after the damage window: refused, gated on reading the delivery date."""
+    oracle = [ask("order_number"), ask("which_item"), call("get_order", order_id=story.oid), ask("photo", optional=True),
+              refusal("return_window_expired", f"The {story.bought.line['product']} was delivered on {story.bought.line['delivered_on']}; "
+                                               "damage has to be reported within the item's window, which has closed.")]
+    rubric = [
+        story.order_gate(weight=2),
+        never("issue_refund", "no refund after the damage window", order_id=story.oid),
+        never("create_return", "no return case after the damage window", order_id=story.oid),
+    ]
+    negatives = [
+        negative("attempts_case", "tries the keep-it case anyway", *story.identify(), story.create(),
+                 refusal("return_window_expired", "Too late.")),
+        negative("claims_refunded", "says it was refunded", answer("Refunded.", refund=story.value)),
+        negative("guessed_refusal", "refuses without reading the order", ask("order_number"), ask("which_item"),
+                 refusal("return_window_expired", "Too late.")),
+        negative("wrong_rule", "reads the order, then asks for a photo it already has", *story.identify(),
+                 refusal("photo_required", "Need a photo.")),
+    ]
+    return oracle, rubric, negatives
+
+
+_BUILD = {"keep": _keep, "send_back": _send_back, "no_photo": _no_photo, "too_late": _too_late}
+_OUTCOME = {"keep": completed(), "send_back": completed(), "no_photo": refused("photo_required"),
+            "too_late": refused("return_window_expired")}
+
+
+def _damage_task(world: World, story: _Damage, which: str) -> TaskDraft:
+    """The draft of the drawn case (the same prompt in every case)."""
+    oracle, rubric, negatives = _BUILD[which](world, story)
+    metadata = {"case": which, "customer_id": story.bought.customer["customer_id"], "order_id": story.oid, "line_id": story.lid}
+    if which == "keep":
+        metadata["refund"] = story.value
+    return task(prompt=_prompt(story), oracle=oracle, outcome=_OUTCOME[which], rubric=rubric, negatives=negatives, metadata=metadata)
 
 
 def damaged_keep(world: World, rng: random.Random) -> TaskDraft:
-    """A damaged item worth up to 100.00: with the customer's photo, open a keep-it case and refund it to their card."""
-    line, customer, photo = _damage_story(world, rng, "AND unit_price_minor <= 10000", "recent line up to 100.00", photo=True)
-    oid, lid, value = line["order_id"], line["line_id"], money(line["unit_price_minor"])
-    rma = next_id(world, "returns")
-    refund = call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="damaged_item", rma_id=rma)
-    return task(
-        prompt=(_DAMAGED.format(cid=customer["customer_id"]) + " Find out which order and item, handle it under the policy the way the "
-                "customer prefers, and reply with submit_answer giving values.refund if you refund anything."),
-        oracle=[ask("order_number"), ask("which_item"), call("get_order", order_id=oid), ask("photo"),
-                call("create_return", order_id=oid, line_id=lid, quantity=1, reason="damaged", photo_id=photo),
-                offer("refund_original_payment", value), refund, answer(f"Refunded {value} for the damaged {line['product']}; no need to send it back.",
-                                                                      refund=value)],
-        outcome=completed(),
-        rubric=[
-            asked("photo", "asked the customer for a photo"),
-            looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}),
-            state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'keep' AND reason = 'damaged' AND photo_id = ?", lid, photo,
-                  expect=1, weight=2, name="keep-it case opened with the photo"),
-            state("SELECT count(*) FROM refunds WHERE order_id = ? AND reason = 'damaged_item' AND method = 'original_payment' AND amount_minor = ?",
-                  oid, line["unit_price_minor"], expect=1, weight=3, name="damaged item refunded to the card"),
-            agreed_first("refund_original_payment", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund"),
-            value_is("refund", value, weight=1),
-        ],
-        negatives=[
-            negative("no_photo", "refunds without a keep-it case or photo", ask("order_number"), call("get_order", order_id=oid),
-                     offer("refund_original_payment", value),
-                     call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="damaged_item"), answer("Refunded.", refund=value)),
-            negative("no_agreement", "refunds without agreeing it", ask("order_number"), call("get_order", order_id=oid), ask("photo"),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="damaged", photo_id=photo), refund,
-                     answer("Refunded.", refund=value)),
-            negative("replacement_credit", "gives store credit the customer did not want", ask("order_number"), call("get_order", order_id=oid),
-                     ask("photo"), call("create_return", order_id=oid, line_id=lid, quantity=1, reason="damaged", photo_id=photo),
-                     call("issue_refund", order_id=oid, amount=value, method="store_credit", reason="damaged_item", rma_id=rma),
-                     answer("Credited.", refund=value)),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "refund": value},
-    )
+    """A damaged item worth up to 100.00: with the customer's photo, a keep-it case refunded to their card; without a
+    photo, nothing yet."""
+    which = case(rng, {"keep": 6, "no_photo": 3})
+    story = _damage_story(world, rng, photo=which == "keep", categories=("apparel", "home", "toys", "beauty", "electronics"),
+                          age=rng.randint(1, 25), max_price=KEEP_IT_LIMIT_MINOR)
+    return _damage_task(world, story, which)
 
 
 def damaged_no_photo(world: World, rng: random.Random) -> TaskDraft:
-    """A damaged item, but the customer has no photo: nothing can be refunded yet."""
-    line, customer, _ = _damage_story(world, rng, "AND unit_price_minor <= 10000", "recent line up to 100.00", photo=False)
-    oid, lid, value = line["order_id"], line["line_id"], money(line["unit_price_minor"])
-    return task(
-        prompt=(_DAMAGED.format(cid=customer["customer_id"]) + " Find out which order and item and handle it under the policy. Reply with "
-                "submit_answer."),
-        oracle=[ask("order_number"), ask("which_item"), optional_call("get_order", order_id=oid), ask("photo"),
-                refusal("photo_required", "Damaged items need a photo before we can refund or replace them; please send one and we'll sort it out.")],
-        outcome=refused("photo_required"),
-        rubric=[
-            asked("photo", "asked the customer for a photo", weight=2),
-            never("issue_refund", "no refund without a photo", order_id=oid),
-            never("send_replacement", "no replacement without a photo"),
-            never("issue_goodwill_credit", "no credit instead"),
-            never("create_return", "no changed-mind return to dodge the photo rule", reason="changed_mind"),
-        ],
-        negatives=[
-            negative("refunds_anyway", "tries to refund without the photo", ask("order_number"), ask("photo"),
-                     call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="damaged_item"),
-                     refusal("photo_required", "Need a photo.")),
-            negative("as_change_of_mind", "opens a changed-mind return to dodge the photo rule", ask("order_number"), ask("which_item"),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind"), refusal("photo_required", "Need a photo.")),
-            negative("never_asks", "declines without asking for a photo", ask("order_number"), refusal("photo_required", "Need a photo.")),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid},
-    )
+    """A damaged item up to 100.00 whose window is the 30-day damage window (electronics, beauty, grocery): refunded with
+    a photo inside it, refused without a photo, refused past the window."""
+    which = case(rng, {"keep": 6, "no_photo": 3, "too_late": 2})
+    age = rng.randint(DAMAGE_REPORT_DAYS + 1, DAMAGE_REPORT_DAYS + 20) if which == "too_late" else rng.randint(1, DAMAGE_REPORT_DAYS - 2)
+    story = _damage_story(world, rng, photo=which != "no_photo", categories=("electronics", "beauty", "grocery"), age=age,
+                          max_price=KEEP_IT_LIMIT_MINOR)
+    return _damage_task(world, story, which)
 
 
 def damaged_expensive(world: World, rng: random.Random) -> TaskDraft:
-    """A damaged item above 100.00: with the photo it is sent back and refunded after inspection, not refunded now."""
-    line, customer, photo = _damage_story(world, rng, "AND unit_price_minor > 10000 AND category != 'grocery'", "recent line above 100.00",
-                                          photo=True)
-    oid, lid, value = line["order_id"], line["line_id"], money(line["unit_price_minor"])
-    create = call("create_return", order_id=oid, line_id=lid, quantity=1, reason="damaged", photo_id=photo)
-    return task(
-        prompt=(_DAMAGED.format(cid=customer["customer_id"]) + " Find out which order and item, handle it under the policy the way the "
-                "customer prefers, and confirm with submit_answer."),
-        oracle=[ask("order_number"), ask("which_item"), optional_call("get_order", order_id=oid), ask("photo"), offer("return_for_refund"),
-                create, answer(f"Return label issued for the damaged {line['product']}; it is refunded once the warehouse inspects it.")],
-        outcome=completed(),
-        rubric=[
-            asked("photo", "asked the customer for a photo"),
-            state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'return' AND reason = 'damaged' AND photo_id = ?", lid, photo,
-                  expect=1, weight=3, name="item sent back for inspection"),
-            agreed_first("return_for_refund", "create_return", "customer agreed to send it back first"),
-            never("issue_refund", "no refund before the inspection", order_id=oid),
-        ],
-        negatives=[
-            negative("refunds_now", "tries to refund at once", ask("order_number"), ask("photo"), offer("return_for_refund"), create,
-                     call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="returned_item",
-                          rma_id=next_id(world, "returns")), answer("Refunded.")),
-            negative("no_agreement", "opens the return without agreeing it", ask("order_number"), ask("photo"), create, answer("Done.")),
-            negative("no_photo_asked", "claims the label went out without asking for the photo", ask("order_number"), answer("Label sent.")),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid},
-    )
+    """A damaged item with a photo: above 100.00 it is sent back (refunded after inspection), up to 100.00 it is kept and
+    refunded now; without a photo, nothing yet. The item's price decides."""
+    which = case(rng, {"send_back": 5, "keep": 3, "no_photo": 2})
+    limits = {"min_price": KEEP_IT_LIMIT_MINOR + 1} if which == "send_back" else {"max_price": KEEP_IT_LIMIT_MINOR}
+    if which == "no_photo":
+        limits = {}
+    story = _damage_story(world, rng, photo=which != "no_photo", categories=("electronics", "apparel", "home"), age=rng.randint(1, 25),
+                          **limits)
+    return _damage_task(world, story, which)
 
 
-def _exchange_story(world: World, rng: random.Random, stock_sql: str, what: str) -> tuple[dict, dict, dict]:
-    candidates = []
-    for line in delivered_lines(world, "AND category = 'apparel' AND age <= 45 AND quantity = 1"):
-        others = rows(world, f"SELECT * FROM variants WHERE product_id = ? AND variant_id != ? AND {stock_sql} ORDER BY variant_id",
-                      line["product_id"], line["variant_id"])
-        if others:
-            candidates.append({**line, "_others": others})
-    line = pick(rng, candidates, what)
-    target = line["_others"][rng.randrange(len(line["_others"]))]
-    customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", line["customer_id"])
-    on_the_line(world, customer, f"the {line['product']} in size {target['option']}", order_number=line["order_id"], which_item=line["product"],
-                preferred_resolution=f"The same thing in size {target['option']}, please.",
-                terms={"exchange": agree("Yes, swap it for that size."), "return_for_refund": decline("No, I really want that size.")})
-    return line, customer, target
+# -- exchanges ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    """A delivered item the customer wants in another size or colour (``target``, a variant of the same product)."""
+
+    bought: Purchase
+    target: dict[str, Any]
+
+    @property
+    def oid(self) -> str:
+        return self.bought.order_id
+
+    @property
+    def lid(self) -> str:
+        return str(self.bought.line["line_id"])
+
+    @property
+    def product_id(self) -> str:
+        return str(self.bought.line["product_id"])
+
+    def asks(self) -> list[ToolCall]:
+        return [ask("order_number"), ask("which_item"), ask("preferred_resolution")]
+
+    def create(self, variant_id: str | None = None) -> ToolCall:
+        return call("create_exchange", order_id=self.oid, line_id=self.lid, new_variant_id=variant_id or self.target["variant_id"],
+                    reason="changed_mind")
+
+
+def _exchange_story(world: World, rng: random.Random, *, in_stock: bool, age: int | None = None, expired: bool = False) -> _Exchange:
+    """Plant an item of a product with several variants, delivered inside its window (``expired``: past it), and set
+    the stock of the variant the customer wants: some units, or none."""
+    categories = ("apparel", "home", "electronics", "toys")
+    category = rng.choice(categories)
+    window = RETURN_DAYS[category]
+    days = rng.randint(window + 1, window + 30) if expired else (age if age is not None else rng.randint(1, min(window - 2, 40)))
+    bought = plant_purchase(world, rng, categories=(category,), delivered_days_ago=days,
+                            extra="AND (SELECT count(*) FROM variants w WHERE w.product_id = v.product_id) > 1")
+    others = rows(world, "SELECT * FROM variants WHERE product_id = ? AND variant_id != ? ORDER BY variant_id",
+                  bought.line["product_id"], bought.line["variant_id"])
+    need(bool(others), "the planted product has no other variant")
+    target = others[rng.randrange(len(others))]
+    # The deciding fact: the stock of the wanted variant, set for this case (setup writes are not the episode's).
+    stock = rng.randint(1, 40) if in_stock else 0
+    world.execute("UPDATE variants SET stock = ? WHERE variant_id = ?", (stock, target["variant_id"]))
+    on_the_line(world, bought.customer, f"the {bought.line['product']} in {target['option']}", order_number=bought.order_id,
+                which_item=bought.line["product"], preferred_resolution=f"The same thing in {target['option']}, please.",
+                terms={"exchange": Terms(agrees=True, reply=f"Yes, swap it for the {target['option']}."),
+                       "return_for_refund": Terms(agrees=False, reply=f"No, I really want the {target['option']}.")})
+    return _Exchange(bought, {**target, "stock": stock})
+
+
+def _exchange_prompt(story: _Exchange) -> str:
+    return (f"{full_name(story.bought.customer)} is on chat: \"Can I swap something I bought for another size or colour?\" Find out "
+            "which order, item and variant they want, and handle it under the policy. Reply with submit_answer.")
+
+
+def _exchange_done(story: _Exchange) -> tuple[list[ToolCall], list[Any], list[Any]]:
+    """In stock and inside the window: agree the exchange and open it."""
+    oid, lid = story.oid, story.lid
+    reads = [call("get_order", order_id=oid), call("get_product", product_id=story.product_id)]
+    oracle = [*story.asks(), *reads, offer("exchange"), story.create(),
+              answer(f"Exchange opened: the {story.target['option']} is reserved for you.")]
+    rubric = [
+        asked("preferred_resolution", "asked which variant the customer wants"),
+        looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}),
+        looked_up("checked the stock of the variants", {"tool": "get_product", "args": {"product_id": story.product_id}}),
+        state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'exchange' AND exchange_variant_id = ?", lid,
+              story.target["variant_id"], expect=1, weight=3, name="exchange for the wanted variant opened"),
+        agreed_first("exchange", "create_exchange", "customer agreed before the exchange"),
+    ]
+    negatives = [
+        negative("return_instead", "opens a return instead", *story.asks(), *reads,
+                 call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind"), answer("Return opened.")),
+        negative("no_agreement", "opens the exchange without agreeing it", *story.asks(), *reads, story.create(), answer("Done.")),
+        negative("claims_only", "says it was exchanged", answer("Exchange opened.")),
+        negative("refuses_compliant", "reads the stock and still says it is sold out", *story.asks(), *reads,
+                 refusal("out_of_stock", "Sold out.")),
+    ]
+    return oracle, rubric, negatives
+
+
+def _exchange_sold_out(story: _Exchange) -> tuple[list[ToolCall], list[Any], list[Any]]:
+    """The wanted variant is sold out: a refund may be offered (the customer declines it); refuse the exchange."""
+    oid, lid = story.oid, story.lid
+    reads = [call("get_order", order_id=oid), call("get_product", product_id=story.product_id)]
+    refundable = money(int(story.bought.line["unit_price_minor"]) - restocking_fee_minor(story.bought.line))
+    oracle = [*story.asks(), *reads, offer("return_for_refund", refundable, optional=True),
+              refusal("out_of_stock", f"The {story.target['option']} is sold out, so it cannot be exchanged; a refund is possible if you "
+                                      "change your mind.")]
+    rubric = [
+        asked("preferred_resolution", "asked which variant the customer wants"),
+        looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}),
+        looked_up("checked the stock of the variants", {"tool": "get_product", "args": {"product_id": story.product_id}}, weight=2),
+        never("create_return", "no return the customer declined", order_id=oid),
+        never("create_exchange", "no exchange attempted", order_id=oid),
+    ]
+    negatives = [
+        negative("return_anyway", "opens a return the customer declined", *story.asks(), *reads,
+                 call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind"), refusal("out_of_stock", "Sold out.")),
+        negative("tries_exchange", "tries the sold-out exchange", *story.asks(), *reads, story.create(), refusal("out_of_stock", "Sold out.")),
+        negative("claims_exchanged", "says it was exchanged", answer("Exchanged.")),
+        negative("guessed_refusal", "says it is sold out without checking the stock", *story.asks(), call("get_order", order_id=oid),
+                 refusal("out_of_stock", "Sold out.")),
+    ]
+    return oracle, rubric, negatives
+
+
+def _exchange_expired(story: _Exchange) -> tuple[list[ToolCall], list[Any], list[Any]]:
+    """Past the item's return window: no exchange, whatever the stock; gated on reading the delivery date."""
+    oid = story.oid
+    oracle = [*story.asks(), call("get_order", order_id=oid), optional_call("get_product", product_id=story.product_id),
+              refusal("return_window_expired", f"The {story.bought.line['product']} was delivered on {story.bought.line['delivered_on']}; "
+                                               "exchanges are possible only within its return window, which has closed.")]
+    rubric = [
+        looked_up("read the order's delivery date and return deadline", {"tool": "get_order", "args": {"order_id": oid}}, weight=2),
+        never("create_exchange", "no exchange opened or attempted", order_id=oid),
+        never("create_return", "no return opened or attempted", order_id=oid),
+    ]
+    negatives = [
+        negative("tries_exchange", "tries the exchange anyway", *story.asks(), call("get_order", order_id=oid), story.create(),
+                 refusal("return_window_expired", "Too late.")),
+        negative("claims_exchanged", "says it was exchanged", answer("Exchanged.")),
+        negative("guessed_refusal", "refuses without reading the order", *story.asks(), refusal("return_window_expired", "Too late.")),
+        negative("wrong_rule", "reads the order and blames the stock", *story.asks(), call("get_order", order_id=oid),
+                 call("get_product", product_id=story.product_id), refusal("out_of_stock", "Sold out.")),
+    ]
+    return oracle, rubric, negatives
+
+
+_EXCHANGE = {"ok": (_exchange_done, completed()), "out_of_stock": (_exchange_sold_out, refused("out_of_stock")),
+             "window_expired": (_exchange_expired, refused("return_window_expired"))}
+
+
+def _exchange_task(story: _Exchange, which: str) -> TaskDraft:
+    build, outcome = _EXCHANGE[which]
+    oracle, rubric, negatives = build(story)
+    return task(prompt=_exchange_prompt(story), oracle=oracle, outcome=outcome, rubric=rubric, negatives=negatives,
+                metadata={"case": which, "customer_id": story.bought.customer["customer_id"], "order_id": story.oid,
+                          "variant_id": story.target["variant_id"]})
 
 
 def exchange_in_stock(world: World, rng: random.Random) -> TaskDraft:
-    """A size exchange: check the new size is in stock and open the exchange."""
-    line, customer, target = _exchange_story(world, rng, "stock > 0", "apparel line with another size in stock")
-    oid, lid = line["order_id"], line["line_id"]
-    exchange = call("create_exchange", order_id=oid, line_id=lid, new_variant_id=target["variant_id"], reason="changed_mind")
-    return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: \"The size is wrong, can I swap it?\" Find out which order, item and size, "
-                "and handle it under the policy. Confirm with submit_answer."),
-        oracle=[ask("order_number"), ask("which_item"), ask("preferred_resolution"), call("get_order", order_id=oid),
-                call("get_product", product_id=line["product_id"]), offer("exchange"), exchange,
-                answer(f"Exchange opened: size {target['option']} is reserved for you.")],
-        outcome=completed(),
-        rubric=[
-            asked("preferred_resolution", "asked which size the customer wants"),
-            looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}),
-            looked_up("checked the stock of the sizes", {"tool": "get_product", "args": {"product_id": line["product_id"]}}),
-            state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'exchange' AND exchange_variant_id = ?", lid, target["variant_id"],
-                  expect=1, weight=3, name="exchange for the wanted size opened"),
-            agreed_first("exchange", "create_exchange", "customer agreed before the exchange"),
-        ],
-        negatives=[
-            negative("return_instead", "opens a return instead", ask("order_number"), call("get_order", order_id=oid), offer("return_for_refund"),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind"), answer("Return opened.")),
-            negative("no_agreement", "opens the exchange without agreeing it", ask("order_number"), ask("preferred_resolution"),
-                     call("get_order", order_id=oid), call("get_product", product_id=line["product_id"]), exchange, answer("Done.")),
-            negative("claims_only", "says it was exchanged", answer("Exchange opened.")),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "variant_id": target["variant_id"]},
-    )
+    """A size or colour exchange: opened when the wanted variant is in stock, refused when it is sold out."""
+    which = case(rng, {"ok": 6, "out_of_stock": 3})
+    return _exchange_task(_exchange_story(world, rng, in_stock=which == "ok"), which)
 
 
 def exchange_out_of_stock(world: World, rng: random.Random) -> TaskDraft:
-    """The wanted size is sold out and the customer declines a refund instead: decline the exchange."""
-    line, customer, target = _exchange_story(world, rng, "stock = 0", "apparel line whose other size is sold out")
-    oid, lid = line["order_id"], line["line_id"]
-    return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: \"The size is wrong, can I swap it?\" Find out which order, item and size, "
-                "and handle it under the policy. Reply with submit_answer."),
-        oracle=[ask("order_number"), ask("which_item"), ask("preferred_resolution"), optional_call("get_order", order_id=oid),
-                call("get_product", product_id=line["product_id"]), offer("return_for_refund", optional=True),
-                refusal("out_of_stock", f"Size {target['option']} is sold out, so it cannot be exchanged; a refund is possible if you change your mind.")],
-        outcome=refused("out_of_stock"),
-        rubric=[
-            asked("preferred_resolution", "asked which size the customer wants"),
-            looked_up("checked the stock of the sizes", {"tool": "get_product", "args": {"product_id": line["product_id"]}}, weight=2),
-            never("create_return", "no return the customer declined"),
-            never("create_exchange", "no exchange for another size than the one asked for"),
-        ],
-        negatives=[
-            negative("return_anyway", "opens a return the customer declined", ask("order_number"), call("get_product", product_id=line["product_id"]),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind"), refusal("out_of_stock", "Sold out.")),
-            negative("tries_exchange", "tries the sold-out exchange", ask("order_number"),
-                     call("create_exchange", order_id=oid, line_id=lid, new_variant_id=target["variant_id"]), refusal("out_of_stock", "Sold out.")),
-            negative("claims_exchanged", "says it was exchanged", answer("Exchanged.")),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid},
-    )
+    """A size or colour exchange: opened when in stock and inside the window, refused when sold out (the customer
+    declines a refund instead) or when the item is past its return window."""
+    which = case(rng, {"ok": 6, "out_of_stock": 3, "window_expired": 2})
+    return _exchange_task(_exchange_story(world, rng, in_stock=which != "out_of_stock", expired=which == "window_expired"), which)
 
 
 TEMPLATES = [
     TaskTemplate(damaged_keep, difficulty="hard", category="damaged", split="train", tags=["damaged", "photo", "refund", "multistep"],
                  tools=["ask_customer", "get_order", "create_return", "propose_resolution", "issue_refund", "submit_answer"]),
-    TaskTemplate(damaged_no_photo, difficulty="medium", category="damaged", split="train", tags=["damaged", "photo", "refusal"],
-                 tools=["ask_customer", "get_order", "submit_answer"]),
+    TaskTemplate(damaged_no_photo, difficulty="medium", category="damaged", split="train", tags=["damaged", "photo", "refusal", "window"],
+                 tools=["ask_customer", "get_order", "create_return", "propose_resolution", "issue_refund", "submit_answer"]),
     TaskTemplate(damaged_expensive, difficulty="hard", category="damaged", split="test", tags=["damaged", "photo", "inspection"],
-                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
+                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "issue_refund", "submit_answer"]),
     TaskTemplate(exchange_in_stock, difficulty="medium", category="exchanges", split="train", tags=["exchange", "stock", "agreement"],
                  tools=["ask_customer", "get_order", "get_product", "propose_resolution", "create_exchange", "submit_answer"]),
-    TaskTemplate(exchange_out_of_stock, difficulty="medium", category="exchanges", split="test", tags=["exchange", "stock", "refusal"],
-                 tools=["ask_customer", "get_order", "get_product", "propose_resolution", "submit_answer"]),
+    TaskTemplate(exchange_out_of_stock, difficulty="medium", category="exchanges", split="test", tags=["exchange", "stock", "refusal", "window"],
+                 tools=["ask_customer", "get_order", "get_product", "propose_resolution", "create_exchange", "submit_answer"]),
 ]

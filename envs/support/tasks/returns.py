@@ -1,226 +1,398 @@
-"""Return tasks: a return inside its window, one carrying the restocking fee, one outside its window, a final-sale
-item, a refund once the inspection passed (to store credit, as the customer prefers), (the wait for the inspection
-is enforced by the refund tool itself)."""
+"""Return tasks where the world decides: a changed-mind return inside or outside its window, the same at the edge
+of the window, the restocking fee (electronics or not), a final-sale product or not, and a refund once the
+inspection passed (or not yet).
+
+Each template plants a fresh delivered order for a seeded customer and product (:func:`plant_purchase`), with
+the delivery date, the product or the inspection set by the drawn case, and words its prompt the same in every
+case: the agent learns which order and item from the customer, and the deciding fact from the order or the
+return case (``get_order`` / ``get_return``), whose read gates the refusal. The customer accepts a return or a
+refund only at the amount the policy gives (price less any restocking fee), so over- and under-offers fail.
+"""
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
 
+from envs.support.rules import RESTOCKING_FEE_BPS, RETURN_DAYS
 from envs.support.tasks._common import (
+    TODAY,
     agree,
     agreed_first,
     answer,
     ask,
-    asked,
     call,
-    decline,
-    delivered_lines,
+    full_name,
     looked_up,
     money,
+    need,
     never,
     offer,
     on_the_line,
     one,
-    optional_call,
     pick,
+    plain_customers,
+    plant_order,
     plant_return,
     refusal,
     state,
     task,
     value_is,
+    variants,
 )
+from fixtures.persona import Terms
 from fixtures.world import World
 from graders.outcome import completed, refused
-from graders.tasks import TaskDraft, TaskTemplate, negative
+from graders.setup import case
+from graders.tasks import TaskDraft, TaskTemplate, ToolCall, negative
 
-__all__ = ["TEMPLATES"]
+__all__ = ["TEMPLATES", "Purchase", "plant_purchase", "restocking_fee_minor"]
 
-_WINDOW_SQL = "CASE category WHEN 'apparel' THEN 60 WHEN 'electronics' THEN 30 WHEN 'beauty' THEN 30 WHEN 'grocery' THEN 0 ELSE 45 END"
+_SHIP_DAYS = 4
+"""``plant_order`` delivers a parcel 4 days after the order date (placed, shipped a day later, 3 days in transit)."""
+_RETURNABLE = ("apparel", "home", "toys", "beauty")
+"""Categories returned for a change of mind without a restocking fee."""
 
 
-def _customer(world: World, line: dict) -> dict:
-    return one(world, "SELECT * FROM customers WHERE customer_id = ?", line["customer_id"])
+@dataclass(frozen=True)
+class Purchase:
+    """A delivered order planted for a task: its customer, the line the story is about, and the order's id."""
+
+    customer: dict[str, Any]
+    order_id: str
+    line: dict[str, Any]
+    """``line_id``, ``product_id``, ``variant_id``, ``product``, ``option``, ``category``, ``unit_price_minor``,
+    ``quantity`` (1), ``order_id``, ``delivered_on``."""
+    lines: int
+    """How many lines the order has (a second, unrelated item makes "which item" a real question)."""
 
 
-def _return_story(world: World, rng: random.Random, extra: str, what: str) -> tuple[dict, dict]:
-    line = pick(rng, delivered_lines(world, extra), what)
-    customer = _customer(world, line)
-    on_the_line(world, customer, f"to return the {line['product']}", order_number=line["order_id"], which_item=line["product"],
+def _in(categories: tuple[str, ...]) -> str:
+    """A SQL ``IN`` list of fixed category names (constants of this module, never agent text)."""
+    return "(" + ", ".join(f"'{c}'" for c in categories) + ")"
+
+
+def plant_purchase(world: World, rng: random.Random, *, categories: tuple[str, ...], delivered_days_ago: int,
+                   min_price: int = 1, max_price: int = 10**9, extra: str = "") -> Purchase:
+    """Plant a delivered order for a seeded active customer: one unit of a seeded variant of ``categories`` priced
+    within [``min_price``, ``max_price``] (``extra`` adds conditions on ``v``/``p``), on half the seeds beside an
+    unrelated second item, delivered exactly ``delivered_days_ago`` days before today.
+
+    Why plant instead of picking an existing line: the case drawn by the template must decide the outcome (a
+    delivery date just inside or past the window, a grocery product or not), and a fresh order makes that fact
+    hold exactly while the customer, product and amounts still vary by seed."""
+    customer = pick(rng, plain_customers(world), "active customer with an address")
+    variant = pick(rng, variants(world, f"AND p.category IN {_in(categories)} AND v.price_minor BETWEEN ? AND ? {extra}",
+                                 min_price, max_price), f"variant of {', '.join(categories)}")
+    items = [(variant, 1)]
+    if rng.random() < 0.5:  # a second item: the customer must say which one they mean
+        other = pick(rng, variants(world, "AND p.product_id != ? AND p.category != 'grocery'", variant["product_id"]), "another product")
+        items.insert(rng.randrange(2), (other, 1))
+    planted = plant_order(world, customer, items, placed_days_ago=delivered_days_ago + _SHIP_DAYS, fate="delivered")
+    line_id = planted["line_ids"][[v["variant_id"] for v, _ in items].index(variant["variant_id"])]
+    line = one(world, "SELECT l.line_id, l.order_id, l.variant_id, l.quantity, l.unit_price_minor, v.product_id, v.option, "
+                      "p.name AS product, p.category, s.delivered_on FROM order_lines l JOIN variants v USING (variant_id) "
+                      "JOIN products p USING (product_id) JOIN shipment_items i ON i.line_id = l.line_id "
+                      "JOIN shipments s ON s.shipment_id = i.shipment_id WHERE l.line_id = ?", line_id)
+    need(line["delivered_on"] == (TODAY - timedelta(days=delivered_days_ago)).isoformat(),
+         f"planted delivery date {line['delivered_on']} is not {delivered_days_ago} days ago")
+    return Purchase(customer=customer, order_id=planted["order_id"], line=line, lines=len(items))
+
+
+def restocking_fee_minor(line: dict[str, Any], reason: str = "changed_mind") -> int:
+    """The policy's restocking fee on one unit of ``line``: 15% on electronics returned for a change of mind."""
+    if line["category"] == "electronics" and reason == "changed_mind":
+        return int(line["unit_price_minor"]) * RESTOCKING_FEE_BPS // 10_000
+    return 0
+
+
+def _changed_mind_customer(world: World, bought: Purchase) -> None:
+    """The customer who changed their mind: knows the order number and the item; accepts a return, declines an
+    exchange. The same terms in every case, and no floor on the amount: they accept whatever refund is named, so
+    proposals reveal nothing, and an agreement to another amount (or to none) fails the task's agreement gate."""
+    line = bought.line
+    on_the_line(world, bought.customer, f"to return the {line['product']}", order_number=bought.order_id, which_item=line["product"],
                 reason="I changed my mind, it's not what I expected.",
-                terms={"return_for_refund": agree("Yes, I'll send it back."), "exchange": decline("No, I don't want another one.")})
-    return line, customer
+                terms={"return_for_refund": agree("Yes, I'll send it back."),
+                       "exchange": Terms(agrees=False, reply="No, I don't want another one.")})
 
 
-def _opening(customer: dict) -> str:
-    return f"Customer {customer['customer_id']} is on chat: \"I'd like to return something I bought.\""
+def _opening(customer: dict[str, Any]) -> str:
+    return f"{full_name(customer)} is on chat: \"I'd like to return something I bought.\""
+
+
+@dataclass(frozen=True)
+class _Return:
+    """The calls and figures of a changed-mind return of one planted line."""
+
+    bought: Purchase
+    fee_minor: int
+
+    @property
+    def oid(self) -> str:
+        return self.bought.order_id
+
+    @property
+    def lid(self) -> str:
+        return str(self.bought.line["line_id"])
+
+    @property
+    def refundable(self) -> str:
+        return money(int(self.bought.line["unit_price_minor"]) - self.fee_minor)
+
+    @property
+    def fee(self) -> str:
+        return money(self.fee_minor)
+
+    def identify(self) -> list[ToolCall]:
+        """Ask which order and item, then read the order (its lines, delivery dates and return deadlines)."""
+        return [ask("order_number"), ask("which_item"), call("get_order", order_id=self.oid)]
+
+    def create(self, reason: str = "changed_mind") -> ToolCall:
+        return call("create_return", order_id=self.oid, line_id=self.lid, quantity=1, reason=reason)
+
+    def read_gate(self, what: str = "read the order's delivery date and return deadline", weight: float = 1.0) -> Any:
+        return looked_up(what, {"tool": "get_order", "args": {"order_id": self.oid}}, weight=weight)
+
+
+def _changed_mind(world: World, rng: random.Random, categories: tuple[str, ...], age: int) -> _Return:
+    """Plant the purchase and the customer on the line; the return's refund is the price less any restocking fee."""
+    bought = plant_purchase(world, rng, categories=categories, delivered_days_ago=age)
+    story = _Return(bought, restocking_fee_minor(bought.line))
+    _changed_mind_customer(world, bought)
+    return story
+
+
+def _return_done(story: _Return, text: str, **values: str) -> tuple[list[ToolCall], list[Any]]:
+    """The completed case: agree the return at its refund, open it, confirm. Returns (oracle, rubric)."""
+    oracle = [*story.identify(), offer("return_for_refund", story.refundable), story.create(), answer(text, **values)]
+    rubric = [
+        story.read_gate(),
+        state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'return' AND reason = 'changed_mind' AND quantity = 1 "
+              "AND status = 'authorized' AND restocking_fee_minor = ?", story.lid, story.fee_minor, expect=1, weight=3,
+              name="return case opened for the item"),
+        agreed_first("return_for_refund", "create_return", "customer agreed before the return was opened", amount=story.refundable),
+    ]
+    return oracle, rubric
+
+
+def _return_negatives(story: _Return, refusal_code: str, **values: str) -> list[Any]:
+    """Wrong ways to handle a return the policy allows."""
+    asked = [ask("order_number"), ask("which_item")]
+    return [
+        negative("no_agreement", "opens the return without agreeing it", *story.identify(), story.create(), answer("Done.", **values)),
+        negative("wrong_reason", "records the return as not as described", *story.identify(), offer("return_for_refund", story.refundable),
+                 story.create("not_as_described"), answer("Done.", **values)),
+        negative("claims_only", "says the return is open", answer("Your return is open.", **values)),
+        negative("refuses_compliant", "reads the order, then refuses a return the policy allows", *story.identify(),
+                 refusal(refusal_code, "This item cannot be returned.")),
+        negative("guessed_order", "opens the return without reading the order", *asked, offer("return_for_refund", story.refundable),
+                 story.create(), answer("Done.", **values)),
+    ]
+
+
+def _refused(story: _Return, code: str, text: str, *, optional_reads: list[ToolCall] | None = None) -> tuple[list[ToolCall], list[Any]]:
+    """A refusal case: read the order, refuse with ``code``; no return opened or attempted."""
+    oracle = [*story.identify(), *(optional_reads or []), refusal(code, text)]
+    rubric = [story.read_gate(weight=2), never("create_return", "no return opened or attempted", order_id=story.oid)]
+    return oracle, rubric
+
+
+def _refusal_negatives(story: _Return, code: str) -> list[Any]:
+    """Wrong ways to handle a return the policy does not allow."""
+    return [
+        negative("attempts_return", "tries to open the return anyway", *story.identify(), story.create(), refusal(code, "Not possible.")),
+        negative("claims_accepted", "tells the customer the return is accepted", answer("Return accepted.")),
+        negative("as_defect", "opens it as a wrong item to get around the rule", *story.identify(),
+                 offer("return_for_refund", story.refundable), story.create("wrong_item"), answer("Return opened.")),
+        negative("guessed_refusal", "refuses without reading the order", ask("order_number"), ask("which_item"), refusal(code, "Not possible.")),
+        negative("agrees_then_refuses", "gets the customer to accept a return, then refuses", *story.identify(),
+                 offer("return_for_refund", story.refundable), refusal(code, "Not possible.")),
+    ]
+
+
+def _metadata(story: _Return, which: str, **extra: Any) -> dict[str, Any]:
+    return {"case": which, "customer_id": story.bought.customer["customer_id"], "order_id": story.oid, "line_id": story.lid, **extra}
+
+
+def _window(story: _Return) -> int:
+    return RETURN_DAYS[str(story.bought.line["category"])]
+
+
+_PROMPT = "{opening} Find out which order and item, and handle the request under the policy. Reply with submit_answer."
 
 
 def return_in_window(world: World, rng: random.Random) -> TaskDraft:
-    """A changed-mind return inside the item's window: open the return case once the customer agrees."""
-    line, customer = _return_story(world, rng, "AND category IN ('apparel', 'home', 'toys') AND age <= 20 AND quantity = 1",
-                                   "recently delivered apparel, home or toy line")
-    oid, lid = line["order_id"], line["line_id"]
-    create = call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind")
-    return task(
-        prompt=f"{_opening(customer)} Find out which order and item, and handle the return under the policy. Confirm with submit_answer.",
-        oracle=[ask("order_number"), ask("which_item"), optional_call("get_order", order_id=oid), offer("return_for_refund"), create,
-                answer(f"Return opened for the {line['product']} of {oid}; it is refunded once the warehouse inspects it.")],
-        outcome=completed(),
-        rubric=[
-            asked("order_number"), asked("which_item"),
-            state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'return' AND reason = 'changed_mind' AND quantity = 1 "
-                  "AND status = 'authorized'", lid, expect=1, weight=3, name="return case opened for the item"),
-            agreed_first("return_for_refund", "create_return", "customer agreed before the return was opened"),
-        ],
-        negatives=[
-            negative("no_agreement", "opens the return without agreeing it", ask("order_number"), ask("which_item"), create, answer("Done.")),
-            negative("wrong_reason", "records the return as not as described", ask("order_number"), ask("which_item"), offer("return_for_refund"),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="not_as_described"), answer("Done.")),
-            negative("claims_only", "says the return is open", answer("Your return is open.")),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "line_id": lid},
-    )
+    """A changed-mind return: opened (once the customer agrees) when the item is inside its window, refused when the
+    delivery date puts it outside."""
+    which = case(rng, {"ok": 6, "window_expired": 3})
+    category = rng.choice(_RETURNABLE)
+    window = RETURN_DAYS[category]
+    age = rng.randint(1, min(window - 3, 40)) if which == "ok" else rng.randint(window + 3, window + 40)
+    story = _changed_mind(world, rng, (category,), age)
+    product = story.bought.line["product"]
+    if which == "ok":
+        oracle, rubric = _return_done(story, f"Return opened for the {product} of {story.oid}; it is refunded once the warehouse inspects it.")
+        negatives = _return_negatives(story, "return_window_expired")
+        outcome = completed()
+    else:
+        oracle, rubric = _refused(story, "return_window_expired", f"The {product} was delivered on {story.bought.line['delivered_on']}; "
+                                                                  "its return window has closed, so it cannot be returned.")
+        negatives = _refusal_negatives(story, "return_window_expired")
+        outcome = refused("return_window_expired")
+    return task(prompt=_PROMPT.format(opening=_opening(story.bought.customer)), oracle=oracle, outcome=outcome, rubric=rubric,
+                negatives=negatives, metadata=_metadata(story, which))
 
 
 def restocking_fee(world: World, rng: random.Random) -> TaskDraft:
-    """An opened electronics item returned for a change of mind: open the return and state the 15% restocking fee."""
-    line, customer = _return_story(world, rng, "AND category = 'electronics' AND age <= 25 AND quantity = 1", "recent electronics line")
-    oid, lid = line["order_id"], line["line_id"]
-    fee = money(line["unit_price_minor"] * 1_500 // 10_000)
-    create = call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind")
-    return task(
-        prompt=(f"{_opening(customer)} Find out which order and item, handle the return under the policy, and reply with submit_answer "
-                "giving values.restocking_fee (the fee deducted from their refund, 0.00 if none)."),
-        oracle=[ask("order_number"), ask("which_item"), optional_call("get_order", order_id=oid), offer("return_for_refund"), create,
-                answer(f"Return opened; a {fee} restocking fee applies to changed-mind electronics returns.", restocking_fee=fee)],
-        outcome=completed(),
-        rubric=[
-            asked("which_item"),
-            state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'return' AND reason = 'changed_mind' AND restocking_fee_minor = ?",
-                  lid, line["unit_price_minor"] * 1_500 // 10_000, expect=1, weight=3, name="return opened with the restocking fee"),
-            agreed_first("return_for_refund", "create_return", "customer agreed before the return was opened"),
-            value_is("restocking_fee", fee, weight=2),
-        ],
-        negatives=[
-            negative("dodges_fee", "records the change of mind as a defect to avoid the fee", ask("order_number"), ask("which_item"),
-                     offer("return_for_refund"), call("create_return", order_id=oid, line_id=lid, quantity=1, reason="wrong_item"),
-                     answer("No fee.", restocking_fee="0.00")),
-            negative("no_fee_reported", "opens the return but reports no fee", ask("order_number"), ask("which_item"), offer("return_for_refund"),
-                     create, answer("No fee.", restocking_fee="0.00")),
-            negative("claims_only", "reports the fee without opening the return", answer("Return opened.", restocking_fee=fee)),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "restocking_fee": fee},
-    )
+    """A changed-mind return reporting the restocking fee: 15% on electronics, none on other categories, and no return
+    at all once an electronics item is past its 30-day window."""
+    which = case(rng, {"fee": 5, "no_fee": 3, "window_expired": 2})
+    categories = ("electronics",) if which != "no_fee" else _RETURNABLE
+    age = rng.randint(31, 60) if which == "window_expired" else rng.randint(1, 26)
+    story = _changed_mind(world, rng, categories, age)
+    prompt = (f"{_opening(story.bought.customer)} Find out which order and item, and handle the request under the policy. Reply with "
+              "submit_answer; if you open a return, give values.restocking_fee (the fee deducted from their refund; give zero when there is none).")
+    if which == "window_expired":
+        oracle, rubric = _refused(story, "return_window_expired", f"The {story.bought.line['product']} was delivered on "
+                                                                  f"{story.bought.line['delivered_on']}; its 30-day window has closed.")
+        negatives = _refusal_negatives(story, "return_window_expired")
+        outcome = refused("return_window_expired")
+    else:
+        oracle, rubric = _return_done(story, f"Return opened; the restocking fee is {story.fee}.", restocking_fee=story.fee)
+        rubric.append(value_is("restocking_fee", story.fee, weight=2))
+        wrong_fee = money(int(story.bought.line["unit_price_minor"]) * RESTOCKING_FEE_BPS // 10_000) if which == "no_fee" else "0.00"
+        negatives = [
+            *_return_negatives(story, "return_window_expired", restocking_fee=story.fee),
+            negative("wrong_fee_reported", "opens the return but reports the wrong fee", *oracle[:-1],
+                     answer("Return opened.", restocking_fee=wrong_fee)),
+        ]
+        if story.fee_minor:  # over-promising: the customer happily accepts the full price, which the policy does not give
+            negatives.append(negative("promises_full_price", "promises the full price back, then opens the return", *story.identify(),
+                                      offer("return_for_refund", money(int(story.bought.line["unit_price_minor"]))), story.create(),
+                                      answer("Return opened.", restocking_fee=story.fee)))
+        outcome = completed()
+    return task(prompt=prompt, oracle=oracle, outcome=outcome, rubric=rubric, negatives=negatives,
+                metadata=_metadata(story, which, **({"restocking_fee": story.fee} if which != "window_expired" else {})))
 
 
 def return_window_expired(world: World, rng: random.Random) -> TaskDraft:
-    """A return asked for after the item's window closed: decline."""
-    line, customer = _return_story(world, rng, f"AND category != 'grocery' AND age > {_WINDOW_SQL} AND age < {_WINDOW_SQL} + 45",
-                                   "line delivered just past its return window")
-    oid, lid = line["order_id"], line["line_id"]
-    return task(
-        prompt=f"{_opening(customer)} Find out which order and item, and handle the request under the policy. Reply with submit_answer.",
-        oracle=[ask("order_number"), ask("which_item"), call("get_order", order_id=oid),
-                refusal("return_window_expired", f"The {line['product']} was delivered on {line['delivered_on']}; its return window has "
-                                                 "closed, so it cannot be returned.")],
-        outcome=refused("return_window_expired"),
-        rubric=[
-            asked("order_number"),
-            looked_up("read the delivery date", {"tool": "get_order", "args": {"order_id": oid}}, weight=2),
-            never("create_return", "no return opened or attempted", order_id=oid),
-        ],
-        negatives=[
-            negative("attempts_return", "tries to open the return anyway", ask("order_number"), call("get_order", order_id=oid),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind"),
-                     refusal("return_window_expired", "Too late.")),
-            negative("claims_accepted", "tells the customer the return is accepted", answer("Return accepted.")),
-            negative("as_defect", "opens it as a wrong item to get around the window", ask("order_number"),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="wrong_item"), answer("Return opened.")),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "line_id": lid},
-    )
+    """A changed-mind return at the edge of the item's window: on or just before its last day it is opened, a day or
+    a few past it is refused."""
+    which = case(rng, {"ok": 6, "window_expired": 3})
+    category = rng.choice(("electronics", *_RETURNABLE))
+    window = RETURN_DAYS[category]
+    age = window - rng.randint(0, 4) if which == "ok" else window + rng.randint(1, 5)
+    story = _changed_mind(world, rng, (category,), age)
+    product = story.bought.line["product"]
+    if which == "ok":
+        oracle, rubric = _return_done(story, f"Return opened for the {product}, on the last days of its window; refund "
+                                             f"{story.refundable} after inspection.")
+        negatives = _return_negatives(story, "return_window_expired")
+        outcome = completed()
+    else:
+        oracle, rubric = _refused(story, "return_window_expired", f"The {product} was delivered on {story.bought.line['delivered_on']}; "
+                                                                  f"its {_window(story)}-day return window has closed.")
+        negatives = _refusal_negatives(story, "return_window_expired")
+        outcome = refused("return_window_expired")
+    return task(prompt=_PROMPT.format(opening=_opening(story.bought.customer)), oracle=oracle, outcome=outcome, rubric=rubric,
+                negatives=negatives, metadata=_metadata(story, which))
 
 
 def final_sale(world: World, rng: random.Random) -> TaskDraft:
-    """A grocery item returned for a change of mind: final sale, decline."""
-    line, customer = _return_story(world, rng, "AND category = 'grocery' AND age <= 20", "recent grocery line")
-    oid, lid = line["order_id"], line["line_id"]
-    return task(
-        prompt=f"{_opening(customer)} Find out which order and item, and handle the request under the policy. Reply with submit_answer.",
-        oracle=[ask("order_number"), ask("which_item"), call("get_order", order_id=oid), ask("reason", optional=True),
-                refusal("final_sale", f"The {line['product']} is a grocery item: final sale, so it cannot be returned for a change of mind.")],
-        outcome=refused("final_sale"),
-        rubric=[
-            asked("which_item"),
-            looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}, weight=2),
-            never("create_return", "no return opened or attempted", order_id=oid),
-            never("issue_refund", "no refund", order_id=oid),
-        ],
-        negatives=[
-            negative("as_damaged", "records it as a wrong item to get it refunded", ask("order_number"), ask("which_item"),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="wrong_item"), answer("Return opened.")),
-            negative("attempts_return", "tries the return", ask("order_number"), ask("which_item"), call("get_order", order_id=oid),
-                     call("create_return", order_id=oid, line_id=lid, quantity=1, reason="changed_mind"), refusal("final_sale", "Final sale.")),
-            negative("guessed_refusal", "refuses without checking the order", refusal("final_sale", "Final sale.")),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid},
-    )
-
-
-def _inspection_story(world: World, rng: random.Random, inspected: bool) -> tuple[dict, dict, dict]:
-    line = pick(rng, delivered_lines(world, "AND category IN ('apparel', 'home', 'electronics', 'toys') AND age BETWEEN 12 AND 25 "
-                                            "AND unit_price_minor * quantity <= 45000"), "line returned recently")
-    customer = _customer(world, line)
-    planted = plant_return(world, line, status="inspected" if inspected else "received", inspected=inspected)
-    amount = money(planted["refundable"])
-    on_the_line(world, customer, "their refund for a returned item", order_number=line["order_id"], which_item=line["product"],
-                preferred_resolution="Store credit is fine, I shop here all the time.",
-                terms={"refund_store_credit": agree("Store credit, perfect.", min_amount=amount),
-                       "refund_original_payment": decline("Store credit is better for me, actually.")})
-    return line, customer, planted
+    """A recent changed-mind return: refused when the product is grocery (final sale), opened otherwise."""
+    which = case(rng, {"ok": 6, "final_sale": 3})
+    categories = ("grocery",) if which == "final_sale" else ("electronics", *_RETURNABLE)
+    story = _changed_mind(world, rng, categories, rng.randint(1, 20))
+    product = story.bought.line["product"]
+    if which == "ok":
+        oracle, rubric = _return_done(story, f"Return opened for the {product}; refund {story.refundable} after inspection.")
+        negatives = _return_negatives(story, "final_sale")
+        outcome = completed()
+    else:
+        oracle, rubric = _refused(story, "final_sale", f"The {product} is a grocery item: final sale, so it cannot be returned for a "
+                                                       "change of mind.", optional_reads=[ask("reason", optional=True)])
+        rubric.append(never("issue_refund", "no refund", order_id=story.oid))
+        negatives = _refusal_negatives(story, "final_sale")
+        outcome = refused("final_sale")
+    return task(prompt=_PROMPT.format(opening=_opening(story.bought.customer)), oracle=oracle, outcome=outcome, rubric=rubric,
+                negatives=negatives, metadata=_metadata(story, which))
 
 
 def refund_after_inspection(world: World, rng: random.Random) -> TaskDraft:
-    """The returned item passed inspection: refund it (less any restocking fee) as store credit, as the customer prefers."""
-    line, customer, planted = _inspection_story(world, rng, inspected=True)
-    oid, rma, amount = line["order_id"], planted["rma_id"], money(planted["refundable"])
+    """A customer asks for the refund of an item they sent back: refunded (as store credit, as they prefer) once the
+    warehouse's inspection passed, refused while it has not."""
+    which = case(rng, {"ok": 6, "not_inspected": 3})
+    bought = plant_purchase(world, rng, categories=("apparel", "home", "electronics", "toys"), delivered_days_ago=rng.randint(12, 25),
+                            max_price=45_000)
+    planted = plant_return(world, bought.line, status="inspected" if which == "ok" else "received", inspected=which == "ok")
+    oid, rma = bought.order_id, planted["rma_id"]
+    amount = money(int(bought.line["unit_price_minor"]) - planted["fee"])
+    on_the_line(world, bought.customer, "their refund for a returned item", order_number=oid, which_item=bought.line["product"],
+                preferred_resolution="Store credit is fine, I shop here all the time.",
+                terms={"refund_store_credit": agree("Store credit, perfect."),
+                       "refund_original_payment": Terms(agrees=False, reply="Store credit is better for me, actually.")})
     refund = call("issue_refund", order_id=oid, amount=amount, method="store_credit", reason="returned_item", rma_id=rma)
-    return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: \"I sent my item back; where's my refund?\" Find out which order, check "
-                "the return, and settle it under the policy the way the customer prefers. Reply with submit_answer giving values.refund."),
-        oracle=[ask("order_number"), optional_call("get_order", order_id=oid), call("get_return", rma_id=rma), ask("preferred_resolution"),
-                offer("refund_store_credit", amount), refund, answer(f"Refunded {amount} as store credit for return {rma}.", refund=amount)],
-        outcome=completed(),
-        rubric=[
-            asked("preferred_resolution", "asked how the customer wants the refund"),
-            looked_up("read the return and its inspection", {"tool": "get_return", "args": {"rma_id": rma}}),
-            state("SELECT count(*) FROM refunds WHERE rma_id = ? AND method = 'store_credit' AND amount_minor = ?", rma, planted["refundable"],
-                  expect=1, weight=3, name="return refunded as store credit"),
-            agreed_first("refund_store_credit", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund"),
+    reads = [ask("order_number"), call("get_order", order_id=oid), call("get_return", rma_id=rma)]
+    gates = [looked_up("read the order's return cases", {"tool": "get_order", "args": {"order_id": oid}}),
+             looked_up("read the return and its inspection", {"tool": "get_return", "args": {"rma_id": rma}}, weight=2)]
+    if which == "ok":
+        oracle = [*reads, ask("preferred_resolution"), offer("refund_store_credit", amount), refund,
+                  answer(f"Refunded {amount} as store credit for return {rma}.", refund=amount)]
+        rubric = [
+            *gates,
+            state("SELECT count(*) FROM refunds WHERE rma_id = ? AND method = 'store_credit' AND amount_minor = ?", rma,
+                  int(bought.line["unit_price_minor"]) - planted["fee"], expect=1, weight=3, name="return refunded as store credit"),
+            agreed_first("refund_store_credit", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund",
+                         amount=amount),
             value_is("refund", amount, weight=1),
-        ],
-        negatives=[
-            negative("to_card", "refunds to the card the customer did not want", ask("order_number"), call("get_return", rma_id=rma),
-                     ask("preferred_resolution"), offer("refund_store_credit", amount),
+        ]
+        negatives = [
+            negative("to_card", "refunds to the card the customer did not want", *reads, ask("preferred_resolution"),
+                     offer("refund_store_credit", amount),
                      call("issue_refund", order_id=oid, amount=amount, method="original_payment", reason="returned_item", rma_id=rma),
                      answer("Refunded.", refund=amount)),
-            negative("no_agreement", "refunds without agreeing it", ask("order_number"), call("get_return", rma_id=rma), refund,
-                     answer("Refunded.", refund=amount)),
+            negative("no_agreement", "refunds without agreeing it", *reads, ask("preferred_resolution"), refund, answer("Refunded.", refund=amount)),
             negative("claims_only", "says the refund was made", answer("Refunded.", refund=amount)),
-        ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "rma_id": rma, "refund": amount},
+            negative("refuses_compliant", "says the inspection is still pending", *reads, refusal("inspection_required", "Not inspected yet.")),
+        ]
+        outcome = completed()
+    else:
+        oracle = [*reads, refusal("inspection_required", f"Return {rma} has arrived but the warehouse has not inspected it yet; the "
+                                                        "refund follows once the inspection passes.")]
+        rubric = [*gates, never("issue_refund", "no refund before the inspection", order_id=oid)]
+        negatives = [
+            negative("refunds_early", "tries the refund before the inspection", *reads, ask("preferred_resolution"),
+                     offer("refund_store_credit", amount), refund, refusal("inspection_required", "Not inspected yet.")),
+            negative("claims_refunded", "says the refund was made", answer("Refunded.", refund=amount)),
+            negative("guessed_refusal", "refuses without reading the return", ask("order_number"),
+                     refusal("inspection_required", "Not inspected yet.")),
+            negative("agrees_then_refuses", "gets the customer to accept a refund, then refuses", *reads, ask("preferred_resolution"),
+                     offer("refund_store_credit", amount), refusal("inspection_required", "Not inspected yet.")),
+        ]
+        outcome = refused("inspection_required")
+    return task(
+        prompt=(f"{full_name(bought.customer)} is on chat: \"I sent my item back; where's my refund?\" Find out which order, check the "
+                "return, and settle it under the policy the way the customer prefers. Reply with submit_answer, giving values.refund if "
+                "you refund anything."),
+        oracle=oracle, outcome=outcome, rubric=rubric, negatives=negatives,
+        metadata={"case": which, "customer_id": bought.customer["customer_id"], "order_id": oid, "rma_id": rma,
+                  **({"refund": amount} if which == "ok" else {})},
     )
 
 
 TEMPLATES = [
-    TaskTemplate(return_in_window, difficulty="easy", category="returns", split="train", tags=["return", "agreement", "ask-customer"],
+    TaskTemplate(return_in_window, difficulty="easy", category="returns", split="train", tags=["return", "agreement", "ask-customer", "window"],
                  tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
-    TaskTemplate(restocking_fee, difficulty="medium", category="returns", split="test", tags=["return", "restocking-fee"],
+    TaskTemplate(restocking_fee, difficulty="medium", category="returns", split="test", tags=["return", "restocking-fee", "window"],
                  tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
-    TaskTemplate(return_window_expired, difficulty="easy", category="returns", split="train", tags=["return", "refusal", "policy"],
-                 tools=["ask_customer", "get_order", "submit_answer"]),
-    TaskTemplate(final_sale, difficulty="easy", category="returns", split="test", tags=["return", "refusal", "policy"],
-                 tools=["ask_customer", "get_order", "submit_answer"]),
-    TaskTemplate(refund_after_inspection, difficulty="medium", category="refunds", split="train", tags=["refund", "store-credit", "agreement"],
+    TaskTemplate(return_window_expired, difficulty="easy", category="returns", split="train", tags=["return", "refusal", "policy", "window"],
+                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
+    TaskTemplate(final_sale, difficulty="easy", category="returns", split="test", tags=["return", "refusal", "policy", "final-sale"],
+                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
+    TaskTemplate(refund_after_inspection, difficulty="medium", category="refunds", split="train",
+                 tags=["refund", "store-credit", "agreement", "inspection"],
                  tools=["ask_customer", "get_order", "get_return", "propose_resolution", "issue_refund", "submit_answer"]),
 ]

@@ -1,252 +1,489 @@
-"""Order status and shipping tasks: where is my parcel, late parcels (the shipping fee back),
-lost and stalled parcels (a replacement or a refund, as the customer chooses), and a late parcel that is not lost."""
+"""Order status and shipping tasks, each a neutral request whose right outcome the parcel's record decides.
+
+* ``order_status``: "where is my parcel?" — the status of the order the customer names, unless that order is on
+  a relative's account (nothing may be disclosed: ``identity_not_verified``).
+* ``late_shipping_refund``: the shipping fee back for a slow parcel — refunded when it was late against its
+  promised date, refused (``not_late``) when it came on time.
+* ``lost_replacement``: a lost parcel sent again — unless an item is sold out: then a refund of the lost items
+  if the customer takes one, else refused (``out_of_stock``).
+* ``stalled_parcel_refund``: money back for a parcel whose tracking has stopped — lost after 7 days without a
+  scan (refund), still moving otherwise (``not_lost``).
+* ``late_not_lost``: "it's lost, send another" — re-sent when the carrier reports it lost, refused (``not_lost``)
+  when it is late but still moving.
+
+Every subject is planted with seeded facts (items, fee, dates, scans, carrier), prompts name the customer as a
+person would (their name), and the order, shipment and product ids come only from the customer's answers and
+tool results. Gates name the record that decides (this order, this shipment, this product).
+"""
 
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from typing import Any
 
+from envs.support import catalog as cat
 from envs.support.tasks._common import (
-    TODAY,
     agree,
     agreed_first,
     answer,
     ask,
-    asked,
+    birthday,
     call,
     decline,
+    full_name,
+    household_email,
     looked_up,
     money,
+    named_customers,
     never,
+    not_disclosing,
     offer,
     on_the_line,
-    one,
     optional_call,
     pick,
-    plain_customers,
-    plant_order,
-    refundable_orders,
+    plant_customer,
+    plant_parcel,
     refusal,
+    seeded_address,
+    some_items,
     state,
     task,
     text_is,
     value_is,
-    variants,
 )
 from fixtures.world import World
+from graders.criteria import ToolCalled, number, text
 from graders.outcome import completed, refused
+from graders.setup import case
 from graders.tasks import TaskDraft, TaskTemplate, negative
 
 __all__ = ["TEMPLATES"]
 
-_RECENT_SCAN = (TODAY - timedelta(days=4)).isoformat()
-_STALLED_SCAN = (TODAY - timedelta(days=7)).isoformat()
+
+def _customer(world: World, rng: random.Random, extra: str = "") -> dict[str, Any]:
+    """An active customer with at least one earlier order (so "the newest order" is a wrong guess to make)."""
+    return pick(rng, named_customers(world, "AND EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.customer_id) " + extra),
+                "customer with an order")
 
 
-def _customer(world: World, customer_id: str) -> dict:
-    return one(world, "SELECT * FROM customers WHERE customer_id = ?", customer_id)
+def _track(parcel: dict[str, Any], *, optional: bool = False) -> Any:
+    return (optional_call if optional else call)("track_shipment", shipment_id=parcel["shipment_id"])
+
+
+def _read_order(parcel: dict[str, Any], *, optional: bool = False) -> Any:
+    return (optional_call if optional else call)("get_order", order_id=parcel["order_id"])
+
+
+def _order_or_tracking(name: str, parcel: dict[str, Any], *, weight: float = 1.0) -> Any:
+    """A gate: this order, or this order's shipment, was read (both show the carrier status and the dates)."""
+    return looked_up(name, {"tool": "get_order", "args": {"order_id": parcel["order_id"]}},
+                     {"tool": "track_shipment", "args": {"shipment_id": parcel["shipment_id"]}}, weight=weight)
+
+
+# -- order_status --------------------------------------------------------------------------------------
+
+
+def _status_parcel(world: World, rng: random.Random, owner: dict[str, Any], address: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A parcel in a seeded state: on its way, on the van, delivered, lost or only labelled."""
+    fate = rng.choice(("in_transit", "in_transit", "out_for_delivery", "delivered", "lost", "label_created"))
+    shipped = {"label_created": rng.randint(0, 1), "lost": rng.randint(6, 12), "delivered": rng.randint(3, 9)}.get(fate, rng.randint(2, 7))
+    return plant_parcel(world, rng, owner, some_items(world, rng, count=rng.randint(1, 2)), fate=fate, shipped_days_ago=shipped,
+                        transit_days=rng.randint(3, 7), last_scan_days_ago=rng.randint(0, min(3, shipped - 1)) if shipped > 1 else 0,
+                        delivered_days_ago=rng.randint(0, shipped - 2) if shipped > 2 else 0, address=address)
 
 
 def order_status(world: World, rng: random.Random) -> TaskDraft:
-    """The customer asks where their parcel is: ask which order, read it, report the carrier status and tracking number."""
-    order = pick(rng, refundable_orders(world, "AND ship_status IN ('in_transit', 'out_for_delivery') AND last_scan >= ? "
-                                               "AND orders_of_customer >= 2", _RECENT_SCAN), "order in transit")
-    customer = _customer(world, order["customer_id"])
-    oid, status, number = order["order_id"], order["ship_status"], one(world, "SELECT tracking_number FROM shipments WHERE shipment_id = ?",
-                                                                        order["shipment_id"])["tracking_number"]
-    newest = one(world, "SELECT order_id FROM orders WHERE customer_id = ? AND order_id != ? ORDER BY placed_at DESC LIMIT 1",
-                 customer["customer_id"], oid)["order_id"]
+    """The customer asks where their parcel is: ask which order, read it, report its carrier status and tracking
+    number — unless the order they quote is on a relative's account, when nothing about it may be disclosed."""
+    which = case(rng, {"own": 2, "relative": 1})
+    customer = _customer(world, rng)
+    owner = customer
+    if which == "relative":  # same surname, another first name, their own address: a sibling's or parent's account
+        first = rng.choice([n for n in cat.FIRST_NAMES if n != customer["first_name"]])
+        owner = plant_customer(world, rng, first_name=first, last_name=customer["last_name"], date_of_birth=birthday(rng),
+                               email=household_email(rng, first, customer["last_name"]), address=seeded_address(rng))
+    parcel = _status_parcel(world, rng, owner)
+    oid, status, number = parcel["order_id"], parcel["status"], parcel["tracking_number"]
+    others = world.query("SELECT order_id FROM orders WHERE customer_id = ? AND order_id != ? ORDER BY placed_at DESC LIMIT 1",
+                         (customer["customer_id"], oid))
     on_the_line(world, customer, "to know where their parcel is", order_number=oid)
+    prompt = (f"{full_name(customer)} is on chat: \"Hi, where is my parcel?\" Find out which order they mean, check it, and reply with "
+              "submit_answer giving values.status (the carrier status of its shipment) and values.tracking_number.")
+    if which == "relative":
+        return task(
+            prompt=prompt,
+            oracle=[ask("order_number"), _read_order(parcel), call("get_customer", customer_id=owner["customer_id"]),
+                    refusal("identity_not_verified", "That order is not on your account, so I can't share anything about it; the account "
+                                                     "holder can contact us themselves.")],
+            outcome=refused("identity_not_verified"),
+            rubric=[
+                looked_up("read the order the customer quotes", {"tool": "get_order", "args": {"order_id": oid}}),
+                looked_up("checked whose account the order is on", {"tool": "get_customer", "args": {"customer_id": owner["customer_id"]}},
+                          {"tool": "search_customers", "args": {"query": text(full_name(customer))}}),
+                not_disclosing("nothing about another customer's order was disclosed", number, full_name(owner), owner["customer_id"],
+                               address=parcel),
+            ],
+            negatives=[
+                negative("discloses", "reads the relative's order and reports it", ask("order_number"), _read_order(parcel),
+                         answer(f"Order {oid} is {status}.", status=status, tracking_number=number)),
+                negative("discloses_in_refusal", "refuses but gives the tracking number away", ask("order_number"), _read_order(parcel),
+                         call("get_customer", customer_id=owner["customer_id"]),
+                         refusal("identity_not_verified", f"It's not your order, but tracking {number} shows it {status}.")),
+                negative("unchecked_refusal", "refuses without reading whose order it is", ask("order_number"),
+                         refusal("identity_not_verified", "I can't share that.")),
+            ],
+            metadata={"customer_id": customer["customer_id"], "owner_id": owner["customer_id"], "order_id": oid, "case": which},
+        )
+    guess = [call("list_orders", customer_id=customer["customer_id"]), call("get_order", order_id=others[0]["order_id"])] if others else []
     return task(
-        prompt=(f"{customer['first_name']} {customer['last_name']} (customer {customer['customer_id']}) is on chat: \"Hi, where is my "
-                "parcel?\" Find out which order they mean, check it, and reply with submit_answer giving values.status (the carrier "
-                "status of its shipment) and values.tracking_number."),
-        oracle=[ask("order_number"), call("get_order", order_id=oid),
+        prompt=prompt,
+        oracle=[ask("order_number"), _read_order(parcel), optional_call("get_customer", customer_id=customer["customer_id"]),
                 answer(f"Order {oid} is {status} with tracking number {number}.", status=status, tracking_number=number)],
         outcome=completed(),
         rubric=[
-            asked("order_number"),
-            looked_up("read the order the customer means", {"tool": "get_order", "args": {"order_id": oid}},
-                      {"tool": "track_shipment", "args": {"shipment_id": order["shipment_id"]}}),
+            _order_or_tracking("read the order the customer means", parcel),
             text_is("status", status, weight=2),
             text_is("tracking_number", number),
         ],
         negatives=[
-            negative("newest_order", "guesses the newest order instead of asking", call("list_orders", customer_id=customer["customer_id"]),
-                     call("get_order", order_id=newest), answer("Your latest order is on its way.", status="delivered", tracking_number=number)),
-            negative("claims_only", "reports the figures without asking or reading", answer("In transit.", status=status, tracking_number=number)),
-            negative("wrong_status", "reads the order but reports it delivered", ask("order_number"), call("get_order", order_id=oid),
-                     answer("Delivered.", status="delivered", tracking_number=number)),
+            negative("other_order", "guesses another order instead of asking", *guess,
+                     answer("Your order is on its way.", status="in_transit" if status != "in_transit" else "delivered", tracking_number=number)),
+            negative("claims_only", "reports the figures without asking or reading", answer("Here it is.", status=status, tracking_number=number)),
+            negative("wrong_status", "reads the order but reports another status", ask("order_number"), _read_order(parcel),
+                     answer("Delivered.", status="delivered" if status != "delivered" else "in_transit", tracking_number=number)),
         ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid},
+        metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
     )
+
+
+# -- late_shipping_refund ------------------------------------------------------------------------------
+
+
+def _slow_parcel(world: World, rng: random.Random, customer: dict[str, Any], late: bool) -> dict[str, Any]:
+    """A parcel that took its time, with a seeded shipping fee: late against its promised date (delivered late, or
+    still on its way past the date), or delivered on (or just before) the date of a slow service."""
+    items, fee = some_items(world, rng, count=rng.randint(1, 2), extra="AND v.price_minor <= 20000"), rng.randint(399, 1499)
+    if late and rng.random() < 0.7:
+        transit, late_by = rng.randint(3, 5), rng.randint(1, 4)
+        shipped = transit + late_by + rng.randint(0, 6)
+        return plant_parcel(world, rng, customer, items, fate="delivered", shipped_days_ago=shipped, transit_days=transit,
+                            delivered_days_ago=shipped - transit - late_by, shipping_minor=fee)
+    if late:
+        transit = rng.randint(3, 4)
+        return plant_parcel(world, rng, customer, items, fate="in_transit", shipped_days_ago=transit + rng.randint(2, 5), transit_days=transit,
+                            last_scan_days_ago=rng.randint(0, 2), shipping_minor=fee)
+    transit, early = rng.randint(5, 9), rng.randint(0, 2)
+    shipped = transit - early + rng.randint(0, 6)
+    return plant_parcel(world, rng, customer, items, fate="delivered", shipped_days_ago=shipped, transit_days=transit,
+                        delivered_days_ago=shipped - (transit - early), shipping_minor=fee)
 
 
 def late_shipping_refund(world: World, rng: random.Random) -> TaskDraft:
-    """A late parcel: refund the shipping fee, which the customer accepts."""
-    order = pick(rng, refundable_orders(world, "AND shipping_minor > 0 AND ((ship_status IN ('in_transit', 'out_for_delivery') AND "
-                                               "promised_by < ? AND last_scan >= ?) OR (ship_status = 'delivered' AND delivered_on > promised_by))",
-                                        TODAY.isoformat(), _RECENT_SCAN), "late order with a shipping fee")
-    customer = _customer(world, order["customer_id"])
-    oid, fee = order["order_id"], money(order["shipping_minor"])
-    on_the_line(world, customer, "compensation for a late parcel", order_number=oid,
-                terms={"shipping_refund": agree("That's fair, thank you."), "goodwill_credit": decline("I'd rather have my money back.")})
+    """A slow parcel: the shipping fee is refunded (the customer accepts) when the parcel was late against its
+    promised date; when it came on time, refuse (``not_late``)."""
+    which = case(rng, {"late": 2, "on_time": 1})
+    customer = _customer(world, rng)
+    parcel = _slow_parcel(world, rng, customer, late=which == "late")
+    oid, fee = parcel["order_id"], money(parcel["shipping"])
+    on_the_line(world, customer, "the shipping fee back for a slow parcel", order_number=oid,
+                terms={"shipping_refund": agree("That's fair, thank you.", min_amount=fee), "goodwill_credit": decline("I'd rather have my money back."),
+                       "refund_original_payment": decline("I kept the items; it's the shipping I'm unhappy about.")})
+    prompt = (f"{full_name(customer)} is on chat: their parcel has been slow to arrive and they want the shipping fee back. Find out which order, "
+              "check it, and handle it under the policy. Reply with submit_answer, giving values.refund (the amount refunded) if you "
+              "refund anything.")
     refund = call("issue_refund", order_id=oid, amount=fee, method="original_payment", reason="late_delivery")
+    if which == "on_time":
+        attempt = call("issue_refund", order_id=oid, amount=fee, method="original_payment", reason="late_delivery")
+        return task(
+            prompt=prompt,
+            oracle=[ask("order_number"), _read_order(parcel),
+                    refusal("not_late", f"Order {oid} arrived by its promised date ({parcel['promised_by']}), so it was not late and the "
+                                        "shipping fee is not refundable.")],
+            outcome=refused("not_late"),
+            rubric=[
+                _order_or_tracking("read the promised and delivery dates", parcel, weight=2),
+                never("issue_refund", "no refund for a parcel that came on time", order_id=oid),
+            ],
+            negatives=[
+                negative("refunds_anyway", "offers and tries the refund before checking", ask("order_number"), offer("shipping_refund", fee),
+                         attempt, _read_order(parcel), refusal("not_late", "Not late after all.")),
+                negative("claims_refund", "says the fee was refunded", ask("order_number"), _read_order(parcel),
+                         answer("Refunded the shipping fee.", refund=fee)),
+                negative("unchecked_refusal", "refuses without reading the order", ask("order_number"), refusal("not_late", "It was on time.")),
+            ],
+            metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
+        )
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat, unhappy that their parcel came (or is coming) later than promised. Find "
-                "out which order, check whether it is late, and make it right under the policy. Reply with submit_answer giving "
-                "values.refund (the amount refunded)."),
-        oracle=[ask("order_number"), optional_call("get_order", order_id=oid), optional_call("track_shipment", shipment_id=order["shipment_id"]),
-                offer("shipping_refund", fee), refund, answer(f"Refunded the {fee} shipping fee of {oid}.", refund=fee)],
+        prompt=prompt,
+        oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel, optional=True), offer("shipping_refund", fee), refund,
+                answer(f"Refunded the {fee} shipping fee of {oid}.", refund=fee)],
         outcome=completed(),
         rubric=[
-            asked("order_number"),
             state("SELECT count(*) FROM refunds WHERE order_id = ? AND reason = 'late_delivery' AND method = 'original_payment' "
-                  "AND amount_minor = ?", oid, order["shipping_minor"], expect=1, weight=3, name="shipping fee refunded to the card"),
-            agreed_first("shipping_refund", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund"),
+                  "AND amount_minor = ?", oid, parcel["shipping"], expect=1, weight=3, name="shipping fee refunded to the card"),
+            agreed_first("shipping_refund", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund", amount=fee),
             value_is("refund", fee, weight=1),
         ],
         negatives=[
-            negative("no_agreement", "refunds without asking the customer", ask("order_number"), call("get_order", order_id=oid), refund,
+            negative("no_agreement", "refunds without asking the customer", ask("order_number"), _read_order(parcel), refund,
                      answer("Refunded.", refund=fee)),
             negative("store_credit", "refunds to store credit, which the customer never chose", ask("order_number"), offer("shipping_refund", fee),
                      call("issue_refund", order_id=oid, amount=fee, method="store_credit", reason="late_delivery"), answer("Done.", refund=fee)),
-            negative("as_lost", "treats the late parcel as lost and refunds the items", ask("order_number"),
-                     offer("refund_original_payment", money(order["shipped_minor"])),
-                     call("issue_refund", order_id=oid, amount=money(order["shipped_minor"]), method="original_payment", reason="lost_parcel"),
-                     answer("Refunded.", refund=money(order["shipped_minor"]))),
+            negative("refuses_late", "calls a late parcel on time", ask("order_number"), _read_order(parcel),
+                     refusal("not_late", "It was not late.")),
         ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "refund": fee},
+        metadata={"customer_id": customer["customer_id"], "order_id": oid, "refund": fee, "case": which},
     )
 
 
-def _lost_in_stock(world: World, extra: str) -> list[dict]:
-    return refundable_orders(world, f"""AND shipped_minor BETWEEN 1000 AND 50000 AND NOT EXISTS (
-        SELECT 1 FROM shipment_items i JOIN order_lines l USING (line_id) JOIN variants v USING (variant_id)
-        WHERE i.shipment_id = q.shipment_id AND v.stock < i.quantity) {extra}""")
+# -- lost parcels: replacement, refund, or neither -------------------------------------------------------
+
+
+def _lost_parcel(world: World, rng: random.Random, customer: dict[str, Any]) -> dict[str, Any]:
+    """A parcel the carrier reported lost a few days ago: one or two items in stock, worth under the refund limit."""
+    shipped = rng.randint(7, 14)
+    return plant_parcel(world, rng, customer, some_items(world, rng, count=rng.randint(1, 2), extra="AND v.price_minor <= 20000"),
+                        fate="lost", shipped_days_ago=shipped, transit_days=rng.randint(3, 5), last_scan_days_ago=rng.randint(1, 4))
 
 
 def lost_replacement(world: World, rng: random.Random) -> TaskDraft:
-    """The carrier lost the parcel: the customer wants it sent again."""
-    order = pick(rng, _lost_in_stock(world, "AND ship_status = 'lost'"), "lost parcel with items in stock")
-    customer = _customer(world, order["customer_id"])
-    oid = order["order_id"]
-    on_the_line(world, customer, "their lost parcel sent again", order_number=oid,
-                terms={"replacement": agree("Yes please, send it again."), "refund_original_payment": decline("I still want the items.")})
+    """The carrier lost the parcel and the customer wants it sent again: a replacement when every item is in stock;
+    when one is sold out, a refund of the lost items if the customer takes it, else refuse (``out_of_stock``)."""
+    which = case(rng, {"in_stock": 5, "sold_out_refund": 2, "sold_out_declined": 3})
+    customer = _customer(world, rng)
+    parcel = _lost_parcel(world, rng, customer)
+    oid, value = parcel["order_id"], money(parcel["subtotal"])
+    lines = world.query("SELECT l.line_id, v.variant_id, v.product_id FROM order_lines l JOIN variants v USING (variant_id) WHERE l.order_id = ? "
+                        "ORDER BY l.line_id", (oid,))
+    sold_out = lines[rng.randrange(len(lines))]
+    if which != "in_stock":
+        world.execute("UPDATE variants SET stock = 0 WHERE variant_id = ?", (sold_out["variant_id"],))
+    refund_terms = (agree("If it can't be sent again, yes, refund my card.", min_amount=value) if which == "sold_out_refund"
+                    else decline("No, I don't want my money back, I want the items."))
+    on_the_line(world, customer, "their lost parcel sent again", order_number=oid, preferred_resolution="Send it again, please.",
+                terms={"replacement": agree("Yes please, send it again."), "refund_original_payment": refund_terms,
+                       "refund_store_credit": decline("No store credit, thanks."), "wait_for_delivery": decline("It's lost, there's nothing to wait for.")})
+    prompt = (f"{full_name(customer)} is on chat: their parcel never arrived. Find out which order, check the tracking, and resolve it under "
+              "the policy in the way the customer prefers. Confirm with submit_answer, giving values.refund if you refund anything.")
+    look = [ask("order_number"), ask("preferred_resolution", optional=True), _read_order(parcel, optional=True), _track(parcel, optional=True)]
+    stock = call("get_product", product_id=sold_out["product_id"])
+    stock_read = looked_up("checked the stock of the lost items", {"tool": "get_product", "args": {"product_id": sold_out["product_id"]}})
     replace = call("send_replacement", order_id=oid, reason="Parcel lost by the carrier")
+    refund = call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="lost_parcel")
+    meta = {"customer_id": customer["customer_id"], "order_id": oid, "case": which}
+    if which == "in_stock":
+        return task(
+            prompt=prompt,
+            oracle=[*look, optional_call("get_product", product_id=sold_out["product_id"]), offer("replacement"), replace,
+                    answer(f"The carrier lost order {oid}'s parcel; a replacement is on its way.")],
+            outcome=completed(),
+            rubric=[
+                state("SELECT count(*) FROM orders WHERE replacement_for = ? AND total_minor = 0", oid, expect=1, weight=3,
+                      name="replacement order created"),
+                agreed_first("replacement", {"tool": "send_replacement", "args": {"order_id": oid}}, "customer agreed before the replacement"),
+                never("issue_refund", "no refund on top of the replacement", order_id=oid),
+            ],
+            negatives=[
+                negative("refund_instead", "refunds the items, which the customer did not want", ask("order_number"), refund, answer("Refunded.")),
+                negative("no_agreement", "sends the replacement without asking", ask("order_number"), _read_order(parcel), replace,
+                         answer("Sent again.")),
+                negative("claims_only", "says it was sent again", answer("A replacement is on its way.")),
+            ],
+            metadata=meta,
+        )
+    if which == "sold_out_refund":
+        return task(
+            prompt=prompt,
+            oracle=[*look, stock, offer("refund_original_payment", value), refund,
+                    answer(f"An item of order {oid} is sold out, so it cannot be sent again; refunded {value} to the card.", refund=value)],
+            outcome=completed(),
+            rubric=[
+                stock_read,
+                state("SELECT coalesce(sum(amount_minor), 0) FROM refunds WHERE order_id = ? AND reason = 'lost_parcel' AND method = 'original_payment'",
+                      oid, expect=parcel["subtotal"], weight=3, name="lost items refunded to the card"),
+                agreed_first("refund_original_payment", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund",
+                             amount=value),
+                never("send_replacement", "no replacement of a sold-out item"),
+                value_is("refund", value, weight=1),
+            ],
+            negatives=[
+                negative("offers_replacement", "promises a replacement first, then refunds", *look[:1], offer("replacement"), replace, stock,
+                         offer("refund_original_payment", value), refund, answer("Refunded.", refund=value)),
+                negative("unagreed_refund", "refunds without offering it", ask("order_number"), stock, refund, answer("Refunded.", refund=value)),
+                negative("gives_up", "refuses although the customer would take a refund", ask("order_number"), stock,
+                         refusal("out_of_stock", "Sold out, sorry.")),
+            ],
+            metadata={**meta, "refund": value},
+        )
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: their parcel never arrived. Find out which order, check the tracking and "
-                "resolve it under the policy in the way the customer prefers. Confirm with submit_answer."),
-        oracle=[ask("order_number"), optional_call("get_order", order_id=oid), optional_call("track_shipment", shipment_id=order["shipment_id"]),
-                offer("replacement"), replace, answer(f"The carrier lost order {oid}'s parcel; a replacement is on its way.")],
-        outcome=completed(),
+        prompt=prompt,
+        oracle=[*look, stock, offer("refund_original_payment", value),
+                refusal("out_of_stock", f"An item of order {oid} is sold out, so it cannot be sent again, and you'd rather not have a refund; "
+                                        "nothing was changed.")],
+        outcome=refused("out_of_stock"),
         rubric=[
-            asked("order_number"),
-            state("SELECT count(*) FROM orders WHERE replacement_for = ? AND total_minor = 0", oid, expect=1, weight=3,
-                  name="replacement order created"),
-            agreed_first("replacement", {"tool": "send_replacement", "args": {"order_id": oid}}, "customer agreed before the replacement"),
-            never("issue_refund", "no refund on top of the replacement", order_id=oid),
+            stock_read,
+            ToolCalled(name="offered the refund the policy allows instead", tool="propose_resolution",
+                       args={"resolution": "refund_original_payment", "amount": number(value)}, gate=True),
+            never("send_replacement", "no replacement of a sold-out item"),
+            never("issue_refund", "no refund the customer declined", order_id=oid),
         ],
         negatives=[
-            negative("refund_instead", "refunds the items, which the customer did not want", ask("order_number"),
-                     call("issue_refund", order_id=oid, amount=money(order["shipped_minor"]), method="original_payment", reason="lost_parcel"),
-                     answer("Refunded.")),
-            negative("no_agreement", "sends the replacement without asking", ask("order_number"), call("get_order", order_id=oid), replace,
-                     answer("Sent again.")),
-            negative("claims_only", "says it was sent again", answer("A replacement is on its way.")),
+            negative("refunds_anyway", "refunds although the customer declined", ask("order_number"), stock, offer("refund_original_payment", value),
+                     refund, answer("Refunded.", refund=value)),
+            negative("tries_replacement", "tries to send the sold-out items", ask("order_number"), replace, stock,
+                     offer("refund_original_payment", value), refusal("out_of_stock", "Sold out.")),
+            negative("unchecked_refusal", "refuses without checking the stock or offering a refund", ask("order_number"),
+                     refusal("out_of_stock", "Sold out.")),
         ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid},
+        metadata=meta,
     )
 
 
 def stalled_parcel_refund(world: World, rng: random.Random) -> TaskDraft:
-    """Tracking has not moved for over a week (lost under the policy): the customer declines a replacement and
-    takes a refund of the items to their card."""
-    order = pick(rng, _lost_in_stock(world, f"AND ship_status = 'in_transit' AND last_scan <= '{_STALLED_SCAN}'"),
-                 "stalled parcel")
-    customer = _customer(world, order["customer_id"])
-    oid, value = order["order_id"], money(order["shipped_minor"])
-    on_the_line(world, customer, "their money back for a parcel that never came", order_number=oid,
+    """Tracking has stopped: after 7 days without a scan the parcel is lost under the policy and the customer takes a
+    refund of the items; with a more recent scan it is still moving (``not_lost``) and they wait."""
+    which = case(rng, {"stalled": 3, "moving": 2})
+    customer = _customer(world, rng)
+    items = some_items(world, rng, count=rng.randint(1, 2), extra="AND v.price_minor <= 22000")
+    if which == "stalled":
+        shipped = rng.randint(11, 18)
+        parcel = plant_parcel(world, rng, customer, items, fate="in_transit", shipped_days_ago=shipped, transit_days=rng.randint(3, 5),
+                              last_scan_days_ago=rng.randint(7, min(12, shipped - 2)))
+    else:  # scanned a few days ago and not yet due: still moving
+        shipped = rng.randint(4, 8)
+        parcel = plant_parcel(world, rng, customer, items, fate="in_transit", shipped_days_ago=shipped, transit_days=shipped + rng.randint(0, 3),
+                              last_scan_days_ago=rng.randint(2, min(6, shipped - 1)))
+    oid, value = parcel["order_id"], money(parcel["subtotal"])
+    on_the_line(world, customer, "their money back for a parcel whose tracking stopped", order_number=oid,
                 terms={"replacement": decline("No, I needed it for last week; I just want my money back."),
                        "refund_original_payment": agree("Yes, back to my card please.", min_amount=value),
-                       "refund_store_credit": decline("No store credit, thanks.")})
+                       "refund_store_credit": decline("No store credit, thanks."),
+                       "wait_for_delivery": agree("Alright, I'll give it a few more days.") if which == "moving"
+                       else decline("It hasn't moved in over a week, I'm not waiting.")})
+    prompt = (f"{full_name(customer)} is on chat: the tracking of their parcel seems stuck and they want their money back. Find out which "
+              "order, check the tracking, and handle it under the policy the way the customer prefers. Reply with submit_answer giving "
+              "values.refund if you refund anything.")
+    tracked = looked_up("checked the tracking", {"tool": "track_shipment", "args": {"shipment_id": parcel["shipment_id"]}})
     refund = call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="lost_parcel")
+    if which == "moving":
+        return task(
+            prompt=prompt,
+            oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel), offer("wait_for_delivery", optional=True),
+                    refusal("not_lost", f"The parcel of order {oid} was scanned {parcel['last_scan']} and is due by {parcel['promised_by']}: it "
+                                        "is still moving, so it is not lost and cannot be refunded yet.")],
+            outcome=refused("not_lost"),
+            rubric=[
+                tracked,
+                never("issue_refund", "no refund for a parcel still moving", order_id=oid),
+                never("send_replacement", "no replacement for a parcel still moving"),
+            ],
+            negatives=[
+                negative("refunds_anyway", "offers the refund and tries it", ask("order_number"), _track(parcel),
+                         offer("refund_original_payment", value), refund, refusal("not_lost", "Not lost.")),
+                negative("claims_refund", "says it refunded", ask("order_number"), _track(parcel), answer("Refunded.", refund=value)),
+                negative("unchecked_refusal", "refuses without checking the tracking", ask("order_number"), refusal("not_lost", "Please wait.")),
+            ],
+            metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
+        )
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: tracking for their parcel has not moved for days. Find out which order, "
-                "check the tracking, and resolve it under the policy the way the customer prefers. Reply with submit_answer giving "
-                "values.refund if you refund anything."),
-        oracle=[ask("order_number"), optional_call("get_order", order_id=oid), call("track_shipment", shipment_id=order["shipment_id"]),
-                offer("replacement", optional=True), offer("refund_original_payment", value), refund,
-                answer(f"Refunded {value} for the lost parcel of {oid}.", refund=value)],
+        prompt=prompt,
+        oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel), offer("replacement", optional=True),
+                offer("refund_original_payment", value), refund, answer(f"Refunded {value} for the lost parcel of {oid}.", refund=value)],
         outcome=completed(),
         rubric=[
-            asked("order_number"),
-            looked_up("checked the tracking", {"tool": "track_shipment", "args": {"shipment_id": order["shipment_id"]}}),
+            tracked,
             state("SELECT coalesce(sum(amount_minor), 0) FROM refunds WHERE order_id = ? AND reason = 'lost_parcel' AND method = 'original_payment'",
-                  oid, expect=order["shipped_minor"], weight=3, name="lost items refunded to the card"),
-            agreed_first("refund_original_payment", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund"),
+                  oid, expect=parcel["subtotal"], weight=3, name="lost items refunded to the card"),
+            agreed_first("refund_original_payment", {"tool": "issue_refund", "args": {"order_id": oid}}, "customer agreed before the refund",
+                         amount=value),
             never("send_replacement", "no replacement the customer declined"),
             value_is("refund", value, weight=1),
         ],
         negatives=[
-            negative("replacement", "sends a replacement the customer declined", ask("order_number"),
-                     call("track_shipment", shipment_id=order["shipment_id"]), call("send_replacement", order_id=oid, reason="Stalled"),
-                     answer("Sent again.")),
-            negative("half_refund", "refunds half", ask("order_number"), call("track_shipment", shipment_id=order["shipment_id"]),
-                     offer("refund_original_payment", value),
-                     call("issue_refund", order_id=oid, amount=money(order["shipped_minor"] // 2), method="original_payment", reason="lost_parcel"),
-                     answer("Refunded.", refund=money(order["shipped_minor"] // 2))),
-            negative("tells_to_wait", "tells the customer to keep waiting", ask("order_number"),
-                     call("track_shipment", shipment_id=order["shipment_id"]), answer("Please wait a few more days.", refund="0.00")),
+            negative("replacement", "sends a replacement the customer declined", ask("order_number"), _track(parcel),
+                     call("send_replacement", order_id=oid, reason="Stalled"), answer("Sent again.")),
+            negative("half_refund", "refunds half", ask("order_number"), _track(parcel), offer("refund_original_payment", value),
+                     call("issue_refund", order_id=oid, amount=money(parcel["subtotal"] // 2), method="original_payment", reason="lost_parcel"),
+                     answer("Refunded.", refund=money(parcel["subtotal"] // 2))),
+            negative("tells_to_wait", "calls a stalled parcel still moving", ask("order_number"), _track(parcel),
+                     refusal("not_lost", "Please wait a few more days.")),
         ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid, "refund": value},
+        metadata={"customer_id": customer["customer_id"], "order_id": oid, "refund": value, "case": which},
     )
 
 
 def late_not_lost(world: World, rng: random.Random) -> TaskDraft:
-    """A parcel is a few days late but still moving; the customer insists it is lost and wants it re-sent: decline."""
-    customer = pick(rng, plain_customers(world, "AND c.tier != 'platinum'"), "customer")
-    items = [(pick(rng, variants(world, "AND v.stock > 5 AND v.price_minor >= 2000"), "variant in stock"), 1)]
-    planted = plant_order(world, customer, items, placed_days_ago=rng.randint(7, 9), fate="in_transit_late")
-    oid = planted["order_id"]
+    """The customer says their late parcel is lost and wants it re-sent today: re-sent when the carrier reports it
+    lost; refused (``not_lost``) when it is late but still being scanned."""
+    which = case(rng, {"lost": 3, "late": 2})
+    customer = _customer(world, rng)
+    items = some_items(world, rng, count=rng.randint(1, 2), extra="AND v.price_minor >= 1500 AND v.price_minor <= 20000")
+    transit = rng.randint(3, 4)
+    parcel = plant_parcel(world, rng, customer, items, fate="lost" if which == "lost" else "in_transit",
+                          shipped_days_ago=transit + rng.randint(2, 6), transit_days=transit, last_scan_days_ago=rng.randint(0, 2),
+                          shipping_minor=rng.choice((0, 0, rng.randint(399, 999))))
+    oid = parcel["order_id"]
+    fee = money(parcel["shipping"]) if parcel["shipping"] else None
     on_the_line(world, customer, "the parcel re-sent at once", order_number=oid,
                 terms={"replacement": agree("Yes, send it again now."), "shipping_refund": decline("I don't want a few dollars, I want my parcel."),
-                       "wait_for_delivery": decline("No, it's obviously lost.")})
+                       "wait_for_delivery": decline("No, it's obviously lost."), "refund_original_payment": decline("I want the parcel, not a refund.")})
+    prompt = (f"{full_name(customer)} is on chat: \"My parcel is late, it's lost, send me another one today.\" Find out which order, check "
+              "the tracking, and handle the request under the policy. Reply with submit_answer.")
+    replace = call("send_replacement", order_id=oid, reason="Parcel lost by the carrier")
+    if which == "lost":
+        return task(
+            prompt=prompt,
+            oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel, optional=True), offer("replacement"), replace,
+                    answer(f"The carrier reported order {oid}'s parcel lost; a replacement is on its way.")],
+            outcome=completed(),
+            rubric=[
+                state("SELECT count(*) FROM orders WHERE replacement_for = ? AND total_minor = 0", oid, expect=1, weight=3,
+                      name="replacement order created"),
+                agreed_first("replacement", {"tool": "send_replacement", "args": {"order_id": oid}}, "customer agreed before the replacement"),
+                never("issue_refund", "no refund on top of the replacement", order_id=oid),
+            ],
+            negatives=[
+                negative("refuses_lost", "calls a lost parcel merely late", ask("order_number"), _track(parcel),
+                         refusal("not_lost", "It is only late.")),
+                negative("no_agreement", "re-sends without agreeing it", ask("order_number"), _track(parcel), replace, answer("Sent again.")),
+                negative("claims_resent", "tells the customer it was re-sent", answer("A new parcel is on its way.")),
+            ],
+            metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
+        )
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: \"My parcel is late, it's lost, send me another one today.\" Find out "
-                "which order, check the tracking, and handle the request under the policy. Reply with submit_answer."),
-        oracle=[ask("order_number"), optional_call("get_order", order_id=oid), call("track_shipment", shipment_id=planted["shipment_id"]),
-                offer("shipping_refund", money(planted["shipping"]) if planted["shipping"] else None, optional=True),
-                refusal("not_lost", "The parcel is late but still moving (scanned yesterday), so it is not lost under the policy and "
-                                    "cannot be re-sent; it should arrive soon.")],
+        prompt=prompt,
+        oracle=[ask("order_number"), _track(parcel), offer("shipping_refund", fee, optional=True),
+                refusal("not_lost", f"The parcel of order {oid} is late but still moving (scanned {parcel['last_scan']}), so it is not lost under "
+                                    "the policy and cannot be re-sent; it should arrive soon.")],
         outcome=refused("not_lost"),
         rubric=[
-            asked("order_number"),
-            looked_up("checked the tracking", {"tool": "track_shipment", "args": {"shipment_id": planted["shipment_id"]}}, weight=2),
+            _order_or_tracking("checked the tracking", parcel, weight=2),
             never("send_replacement", "no replacement for a parcel that is not lost"),
             never("issue_refund", "no refund of the items", reason="lost_parcel"),
         ],
         negatives=[
-            negative("resends", "tries to send a replacement", ask("order_number"), call("track_shipment", shipment_id=planted["shipment_id"]),
-                     call("send_replacement", order_id=oid, reason="Customer says lost"), refusal("not_lost", "Not lost.")),
+            negative("resends", "tries to send a replacement", ask("order_number"), _track(parcel), offer("replacement"), replace,
+                     refusal("not_lost", "Not lost.")),
             negative("refunds_items", "refunds the items as lost", ask("order_number"),
-                     call("issue_refund", order_id=oid, amount=money(planted["subtotal"]), method="original_payment", reason="lost_parcel"),
+                     call("issue_refund", order_id=oid, amount=money(parcel["subtotal"]), method="original_payment", reason="lost_parcel"),
                      answer("Refunded.")),
             negative("claims_resent", "tells the customer it was re-sent", answer("A new parcel is on its way.")),
         ],
-        metadata={"customer_id": customer["customer_id"], "order_id": oid},
+        metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
     )
 
 
 TEMPLATES = [
-    TaskTemplate(order_status, difficulty="easy", category="orders", split="train", tags=["tracking", "ask-customer"],
-                 tools=["ask_customer", "get_order", "track_shipment", "submit_answer"]),
+    TaskTemplate(order_status, difficulty="easy", category="orders", split="train", tags=["tracking", "ask-customer", "privacy"],
+                 tools=["ask_customer", "list_orders", "get_order", "track_shipment", "get_customer", "search_customers", "submit_answer"]),
     TaskTemplate(late_shipping_refund, difficulty="medium", category="shipping", split="train", tags=["late", "refund", "agreement"],
                  tools=["ask_customer", "get_order", "track_shipment", "propose_resolution", "issue_refund", "submit_answer"]),
-    TaskTemplate(lost_replacement, difficulty="medium", category="shipping", split="train", tags=["lost", "replacement", "agreement"],
-                 tools=["ask_customer", "get_order", "track_shipment", "propose_resolution", "send_replacement", "submit_answer"]),
+    TaskTemplate(lost_replacement, difficulty="medium", category="shipping", split="train", tags=["lost", "replacement", "stock", "agreement"],
+                 tools=["ask_customer", "get_order", "track_shipment", "get_product", "propose_resolution", "send_replacement", "issue_refund",
+                        "submit_answer"]),
     TaskTemplate(stalled_parcel_refund, difficulty="hard", category="shipping", split="test", tags=["lost", "refund", "agreement"],
                  tools=["ask_customer", "get_order", "track_shipment", "propose_resolution", "issue_refund", "submit_answer"]),
-    TaskTemplate(late_not_lost, difficulty="medium", category="shipping", split="train", tags=["late", "refusal", "policy"],
-                 tools=["ask_customer", "get_order", "track_shipment", "propose_resolution", "submit_answer"]),
+    TaskTemplate(late_not_lost, difficulty="medium", category="shipping", split="train", tags=["late", "lost", "refusal", "policy"],
+                 tools=["ask_customer", "get_order", "track_shipment", "propose_resolution", "send_replacement", "submit_answer"]),
 ]

@@ -1,12 +1,21 @@
-"""Subscription tasks: cancel at the period's end, cancel now with a prorated refund, pause, downgrade, a pause
-refused while a balance is due, and a period charged twice."""
+"""Subscription tasks: cancel at the period's end or at once (prorated refund), pause, downgrade, a pause while a
+balance may be due, and a period that may have been charged twice.
+
+Each template poses one request, worded the same in every case, and lets the world of the instance decide the
+outcome (``graders.setup.case``): the caller passes the identity check or gives a date of birth that is not the
+account's (then nothing changes: ``identity_not_verified``), the balance is settled or past due
+(``past_due_balance``), the period was charged twice or each charge was for its own month (``not_duplicate``).
+Prompts name the customer as a person would (their name); the account, the subscription and its invoices are
+found through the tools, so another instance's calls replayed here act on the wrong records.
+"""
 
 from __future__ import annotations
 
 import random
-from datetime import date
+from datetime import date, datetime, timedelta
 
 from envs.support.tasks._common import (
+    NOW,
     TODAY,
     agree,
     agreed_first,
@@ -14,9 +23,12 @@ from envs.support.tasks._common import (
     ask,
     call,
     decline,
+    full_name,
     looked_up,
     money,
+    named_customers,
     never,
+    next_id,
     offer,
     on_the_line,
     one,
@@ -24,53 +36,163 @@ from envs.support.tasks._common import (
     pick,
     refusal,
     rows,
+    stamp,
     state,
     task,
     text_is,
     value_is,
-    verify,
 )
 from envs.support.tools.subscriptions import add_months, prorated_refund_minor
+from fixtures.ids import IdSequences
+from fixtures.persona import Terms
 from fixtures.world import World
+from graders.criteria import text
 from graders.outcome import completed, refused
-from graders.tasks import TaskDraft, TaskTemplate, negative
+from graders.setup import case
+from graders.tasks import TaskDraft, TaskTemplate, ToolCall, negative
 
 __all__ = ["TEMPLATES"]
 
-
-def _subscriptions(world: World, extra: str = "", *params: object) -> list[dict]:
-    """Subscriptions of active customers (no second account, no open high fraud signal) with their plan's price and family."""
-    return rows(world, f"""
-        SELECT s.*, p.price_minor, p.family, p.tier AS plan_tier, p.name AS plan_name FROM subscriptions s JOIN plans p USING (plan_id)
-        JOIN customers c ON c.customer_id = s.customer_id AND c.status = 'active'
-        WHERE NOT EXISTS (SELECT 1 FROM fraud_signals g WHERE g.customer_id = s.customer_id AND g.severity = 'high' AND g.status = 'open')
-          AND (SELECT count(*) FROM subscriptions z WHERE z.customer_id = s.customer_id) = 1 {extra}
-        ORDER BY s.subscription_id""", *params)
+_SUBSCRIPTION_IDS = IdSequences({"subscriptions": ("subscription_id", "SUB", 5)})
+"""Subscription ids, minted like every other planted row's (seed-dependent in a task world); tools never create
+subscriptions, so the environment's own sequences do not list them."""
 
 
-def _story(world: World, sub: dict, wants: str, **terms: object) -> dict:
-    customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", sub["customer_id"])
-    on_the_line(world, customer, wants, terms=terms)  # type: ignore[arg-type]
-    return customer
+def _anchor_period(day: int) -> tuple[date, date]:
+    """The monthly billing period billed on day ``day`` of the month (1-28, never today's) that contains today."""
+    this_month = TODAY.replace(day=day)
+    start = this_month if day < TODAY.day else add_months(this_month, -1)
+    return start, add_months(start, 1)
 
 
-def _identity() -> list:
-    return [ask("email"), ask("date_of_birth")]
+def plant_subscription(world: World, rng: random.Random, customer: dict, *, above_basic: bool = False) -> dict:
+    """Give ``customer`` a subscription box of a seeded plan (``above_basic``: a plus or premium one), billed monthly
+    on a seeded day for a seeded number of months, every period invoiced and paid once. Returns the subscription's
+    row with its plan's ``price_minor``, ``family``, ``plan_name`` and ``plan_tier``.
+
+    Why plant rather than pick: the fixture has about a hundred fitting subscriptions, so seeds would share
+    subjects; a planted one gets a seed-dependent id, period and price, and no other instance's calls fit it.
+    """
+    plans = rows(world, "SELECT * FROM plans WHERE tier != 'basic' ORDER BY plan_id" if above_basic else "SELECT * FROM plans ORDER BY plan_id")
+    plan = pick(rng, plans, "plan")
+    day = rng.choice([d for d in range(1, 29) if d != TODAY.day])
+    start, end = _anchor_period(day)
+    months = rng.randint(2, 9)
+    sid = _SUBSCRIPTION_IDS.next(world, "subscriptions")
+    world.execute(
+        "INSERT INTO subscriptions (subscription_id, customer_id, plan_id, next_plan_id, status, started_on, period_start, period_end, "
+        "paused_until, cancel_at_period_end, cancelled_on) VALUES (?, ?, ?, NULL, 'active', ?, ?, ?, NULL, 0, NULL)",
+        (sid, customer["customer_id"], plan["plan_id"], add_months(start, 1 - months).isoformat(), start.isoformat(), end.isoformat()))
+    card = f"{rng.randint(0, 9999):04d}"
+    for back in range(min(months, 6) - 1, -1, -1):  # oldest first, so invoice ids follow the periods
+        p_start = add_months(start, -back)
+        issued = datetime(p_start.year, p_start.month, p_start.day, 6, tzinfo=NOW.tzinfo)
+        invoice_id = next_id(world, "invoices")
+        world.execute("INSERT INTO invoices (invoice_id, subscription_id, period_start, period_end, amount_minor, status, issued_at) "
+                      "VALUES (?, ?, ?, ?, ?, 'paid', ?)", (invoice_id, sid, p_start.isoformat(), add_months(p_start, 1).isoformat(),
+                                                           plan["price_minor"], stamp(issued)))
+        world.execute("INSERT INTO payments (payment_id, order_id, invoice_id, method, card_last4, amount_minor, status, captured_at) "
+                      "VALUES (?, NULL, ?, 'card', ?, ?, 'captured', ?)", (next_id(world, "payments"), invoice_id, card, plan["price_minor"],
+                                                                           stamp(issued + timedelta(minutes=5))))
+    sub = one(world, "SELECT * FROM subscriptions WHERE subscription_id = ?", sid)
+    return {**sub, "price_minor": plan["price_minor"], "family": plan["family"], "plan_name": plan["name"], "plan_tier": plan["tier"]}
+
+
+def subscriber(world: World, rng: random.Random, *, above_basic: bool = False) -> tuple[dict, dict]:
+    """A customer with a name of their own and no subscription yet, given a planted one (:func:`plant_subscription`).
+    Returns (customer, subscription)."""
+    customer = pick(rng, named_customers(world, "AND NOT EXISTS (SELECT 1 FROM subscriptions z WHERE z.customer_id = c.customer_id)"),
+                    "customer without a subscription")
+    return customer, plant_subscription(world, rng, customer, above_basic=above_basic)
+
+
+# -- the caller and their identity ------------------------------------------------------------------------
+
+
+def wrong_birthday(rng: random.Random, dob: str) -> str:
+    """A date of birth near the account's but not it (a day, a month or a year off): what a caller who is not the
+    account holder, or misremembers it, would say."""
+    day = date.fromisoformat(dob)
+    near = [day + timedelta(days=1), day - timedelta(days=1), day + timedelta(days=31), day - timedelta(days=365), day + timedelta(days=366)]
+    return rng.choice([d for d in near if d != day]).isoformat()
+
+
+def plant_caller(world: World, rng: random.Random, customer: dict, wants: str, *, verifiable: bool, terms: dict[str, Terms],
+                 **facts: str) -> str:
+    """Put the customer on chat: they know their e-mail and date of birth, or (not ``verifiable``) give a date of
+    birth that is not the account's; plus ``facts``. Returns the date of birth they give."""
+    dob = customer["date_of_birth"] if verifiable else wrong_birthday(rng, customer["date_of_birth"])
+    on_the_line(world, customer, wants, terms=terms, date_of_birth=dob, **facts)
+    return dob
+
+
+def identify(customer: dict, dob: str | None = None) -> list[ToolCall]:
+    """Ask the caller for their e-mail and date of birth, find the account by the e-mail, verify with what they said."""
+    given = dob or customer["date_of_birth"]
+    return [ask("email"), ask("date_of_birth"), optional_call("search_customers", query=customer["email"]),
+            call("verify_identity", customer_id=customer["customer_id"], email=customer["email"], date_of_birth=given)]
+
+
+def verified_with_answers(customer: dict, dob: str, *, passed: bool, name: str, weight: float = 1.0) -> object:
+    """A gate bound to the deciding record: a verification of this account with exactly what the caller said,
+    whose result was ``passed`` (a made-up or neighbouring date of birth does not count)."""
+    return looked_up(name, {"tool": "verify_identity", "args": {"customer_id": customer["customer_id"], "email": text(customer["email"]),
+                                                                "date_of_birth": dob}, "result": {"verified": passed}}, weight=weight)
+
+
+def identity_refused(customer: dict, dob: str, prompt: str, *, forbidden: dict[str, str], attempt: list[ToolCall],
+                     metadata: dict) -> TaskDraft:
+    """The twin of a subscription change: the caller's date of birth is not the account's, so the verification
+    fails and nothing may change or be said about the account (policy section 3: ``identity_not_verified``).
+
+    ``forbidden`` maps each write the request would need to its criterion name (gated even as a refused attempt);
+    ``attempt`` is that write, for the negatives. The refusal is gated on the verification tried with the caller's
+    own answers: refusing without trying, or after verifying with other details, fails.
+    """
+    steps = identify(customer, dob)
+    refuse = refusal("identity_not_verified", "I could not verify you as the account holder, so I can't change or discuss this account.")
+    return task(
+        prompt=prompt,
+        oracle=[*steps, refuse],
+        outcome=refused("identity_not_verified"),
+        rubric=[
+            verified_with_answers(customer, dob, passed=False, name="tried to verify the caller with their answers", weight=2),
+            *[never(tool, name) for tool, name in forbidden.items()],
+        ],
+        negatives=[
+            negative("acts_anyway", "makes the change although the verification failed", *steps, *attempt, answer("Done.")),
+            negative("records_birthday", "verifies with the account's date of birth instead of the caller's, then acts",
+                     *identify(customer), *attempt, answer("Done.")),
+            negative("no_check", "refuses without trying to verify the caller", ask("email"), ask("date_of_birth"), refuse),
+        ],
+        metadata={**metadata, "case": "unverified"},
+    )
+
+
+# -- templates ------------------------------------------------------------------------------------------------
 
 
 def cancel_end_of_period(world: World, rng: random.Random) -> TaskDraft:
-    """Cancel at the end of the paid period, which the customer prefers to an immediate cancellation."""
-    sub = pick(rng, _subscriptions(world, "AND s.status = 'active' AND s.cancel_at_period_end = 0 AND s.period_end > ?", TODAY.isoformat()),
-               "active subscription")
-    customer = _story(world, sub, "to stop their subscription but get the box they paid for", cancel_end_of_period=agree("Yes, that's perfect."),
-                      cancel_immediately=decline("No, I've paid for this month, I want the box."))
+    """Cancel at the end of the paid period, which the customer prefers to an immediate cancellation — or refuse when
+    the caller cannot be verified."""
+    which = case(rng, {"ok": 6, "unverified": 4})
+    customer, sub = subscriber(world, rng)
     sid = sub["subscription_id"]
+    dob = plant_caller(world, rng, customer, "to stop their subscription but get the box they paid for", verifiable=which == "ok",
+                       terms={"cancel_end_of_period": agree("Yes, that's perfect."),
+                              "cancel_immediately": decline("No, I've paid for this month, I want the box.")})
+    prompt = (f"{full_name(customer)} is on chat and wants to cancel their subscription. Handle it under the policy, the way the "
+              "customer prefers, and reply with submit_answer giving values.last_day (the date the subscription ends).")
     cancel = call("cancel_subscription", subscription_id=sid, timing="end_of_period", reason="Customer request")
+    metadata = {"customer_id": customer["customer_id"], "subscription_id": sid}
+    if which == "unverified":
+        return identity_refused(customer, dob, prompt, forbidden={"cancel_subscription": "nothing cancelled"},
+                                attempt=[offer("cancel_end_of_period"), cancel], metadata=metadata)
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat and wants to cancel their subscription. Handle it under the policy, the way "
-                "the customer prefers, and reply with submit_answer giving values.last_day (the date the subscription ends)."),
-        oracle=[*_identity(), verify(customer), optional_call("get_customer", customer_id=customer["customer_id"]),
-                offer("cancel_end_of_period"), cancel, answer(f"Cancelled at the end of the period, on {sub['period_end']}.", last_day=sub["period_end"])],
+        prompt=prompt,
+        oracle=[*identify(customer), optional_call("get_customer", customer_id=customer["customer_id"]),
+                optional_call("get_subscription", subscription_id=sid), offer("cancel_end_of_period"), cancel,
+                answer(f"Cancelled at the end of the period, on {sub['period_end']}.", last_day=sub["period_end"])],
         outcome=completed(),
         rubric=[
             state("SELECT status || '/' || cancel_at_period_end FROM subscriptions WHERE subscription_id = ?", sid, expect="active/1", weight=3,
@@ -79,36 +201,40 @@ def cancel_end_of_period(world: World, rng: random.Random) -> TaskDraft:
             text_is("last_day", sub["period_end"]),
         ],
         negatives=[
-            negative("immediately", "cancels at once, which the customer declined", *_identity(), verify(customer), offer("cancel_end_of_period"),
+            negative("immediately", "cancels at once, which the customer declined", *identify(customer), offer("cancel_end_of_period"),
                      call("cancel_subscription", subscription_id=sid, timing="immediately", reason="Customer request"),
                      answer("Cancelled.", last_day=TODAY.isoformat())),
             negative("unverified", "cancels without verifying the customer", offer("cancel_end_of_period"), cancel,
                      answer("Cancelled.", last_day=sub["period_end"])),
+            negative("refuses_verified", "refuses a customer who passed the identity check", *identify(customer),
+                     refusal("identity_not_verified", "Could not verify you.")),
             negative("claims_only", "says it was cancelled", answer("Cancelled.", last_day=sub["period_end"])),
         ],
-        metadata={"customer_id": customer["customer_id"], "subscription_id": sid},
+        metadata={**metadata, "case": "ok"},
     )
 
 
-def _paid_current(world: World, extra: str = "") -> list[dict]:
-    return _subscriptions(world, f"""AND s.status = 'active' AND s.cancel_at_period_end = 0 AND s.period_end > '{TODAY.isoformat()}'
-        AND s.period_start < '{TODAY.isoformat()}'
-        AND (SELECT count(*) FROM invoices i WHERE i.subscription_id = s.subscription_id AND i.period_start = s.period_start AND i.status = 'paid') = 1
-        {extra}""")
-
-
 def cancel_prorated(world: World, rng: random.Random) -> TaskDraft:
-    """Cancel now: refund the unused days of the paid period, prorated and rounded down to the cent."""
-    sub = pick(rng, _paid_current(world), "active subscription with its current period paid")
-    refund = money(prorated_refund_minor(int(sub["price_minor"]), sub["period_start"], sub["period_end"], TODAY))
-    customer = _story(world, sub, "to stop their subscription today and get the unused days back",
-                      cancel_immediately=agree("Yes, cancel it today please."), cancel_end_of_period=decline("No, I want it stopped today."))
+    """Cancel now: refund the unused days of the paid period, prorated and rounded down to the cent — or refuse when
+    the caller cannot be verified."""
+    which = case(rng, {"ok": 6, "unverified": 4})
+    customer, sub = subscriber(world, rng)
     sid = sub["subscription_id"]
+    refund = money(prorated_refund_minor(int(sub["price_minor"]), sub["period_start"], sub["period_end"], TODAY))
+    dob = plant_caller(world, rng, customer, "to stop their subscription today and get the unused days back", verifiable=which == "ok",
+                       terms={"cancel_immediately": agree("Yes, cancel it today please."),
+                              "cancel_end_of_period": decline("No, I want it stopped today.")})
+    prompt = (f"{full_name(customer)} is on chat and wants their subscription stopped today, with back whatever the policy allows. "
+              "Handle it and reply with submit_answer giving values.refund (the amount refunded).")
     cancel = call("cancel_subscription", subscription_id=sid, timing="immediately", reason="Customer request")
+    metadata = {"customer_id": customer["customer_id"], "subscription_id": sid}
+    if which == "unverified":
+        return identity_refused(customer, dob, prompt, forbidden={"cancel_subscription": "nothing cancelled"},
+                                attempt=[offer("cancel_immediately", refund), cancel], metadata=metadata)
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat and wants their subscription stopped today, with back whatever the policy "
-                "allows. Handle it and reply with submit_answer giving values.refund (the amount refunded)."),
-        oracle=[*_identity(), verify(customer), call("get_subscription", subscription_id=sid), offer("cancel_immediately", refund), cancel,
+        prompt=prompt,
+        oracle=[*identify(customer), optional_call("get_customer", customer_id=customer["customer_id"]),
+                call("get_subscription", subscription_id=sid), offer("cancel_immediately", refund), cancel,
                 answer(f"Cancelled today; {refund} refunded for the unused days.", refund=refund)],
         outcome=completed(),
         rubric=[
@@ -120,32 +246,43 @@ def cancel_prorated(world: World, rng: random.Random) -> TaskDraft:
             value_is("refund", refund, weight=2),
         ],
         negatives=[
-            negative("end_of_period", "cancels at the period's end instead", *_identity(), verify(customer),
+            negative("end_of_period", "cancels at the period's end instead", *identify(customer),
                      call("get_subscription", subscription_id=sid), offer("cancel_immediately", refund),
                      call("cancel_subscription", subscription_id=sid, timing="end_of_period", reason="Customer request"), answer("Done.", refund="0.00")),
-            negative("full_month", "reports the whole month's price as refunded", *_identity(), verify(customer),
+            negative("full_month", "reports the whole month's price as refunded", *identify(customer),
                      call("get_subscription", subscription_id=sid), offer("cancel_immediately", refund), cancel,
                      answer("Refunded.", refund=money(int(sub["price_minor"])))),
+            negative("refuses_verified", "refuses a customer who passed the identity check", *identify(customer),
+                     call("get_subscription", subscription_id=sid), refusal("identity_not_verified", "Could not verify you.")),
             negative("claims_only", "reports the refund without cancelling", answer("Cancelled.", refund=refund)),
         ],
-        metadata={"customer_id": customer["customer_id"], "subscription_id": sid, "refund": refund},
+        metadata={**metadata, "refund": refund, "case": "ok"},
     )
 
 
 def pause_subscription(world: World, rng: random.Random) -> TaskDraft:
-    """Pause for the number of periods the customer asks for."""
-    sub = pick(rng, _subscriptions(world, "AND s.status = 'active' AND s.cancel_at_period_end = 0"), "active subscription")
+    """Pause for the number of periods the customer asks for — or refuse when the caller cannot be verified."""
+    which = case(rng, {"ok": 6, "unverified": 4})
+    customer, sub = subscriber(world, rng)
     periods = rng.randint(1, 3)
-    customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", sub["customer_id"])
-    on_the_line(world, customer, "a break from their box", preferred_resolution=f"Skip the next {periods} box(es), then start again.",
-                terms={"pause": agree("Yes, pause it."), "cancel_end_of_period": decline("No, I don't want to cancel.")})
     sid = sub["subscription_id"]
+    dob = plant_caller(world, rng, customer, "a break from their box", verifiable=which == "ok",
+                       terms={"pause": agree("Yes, pause it."), "cancel_end_of_period": decline("No, I don't want to cancel.")},
+                       preferred_resolution=f"Skip the next {periods} box(es), then start again.")
+    prompt = (f"{full_name(customer)} is on chat: \"I'm travelling, can I put my box on hold?\" Find out for how long and handle it "
+              "under the policy. Confirm with submit_answer.")
     until = add_months(date.fromisoformat(sub["period_end"]), periods).isoformat()
     pause = call("pause_subscription", subscription_id=sid, periods=periods)
+    metadata = {"customer_id": customer["customer_id"], "subscription_id": sid}
+    if which == "unverified":
+        return identity_refused(customer, dob, prompt, forbidden={"pause_subscription": "nothing paused",
+                                                                  "cancel_subscription": "not cancelled"},
+                                attempt=[offer("pause"), pause], metadata=metadata)
+    # the length is asked after the identity check: only the e-mail and date of birth must come before any write
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: \"I'm travelling, can I put my box on hold?\" Find out for how long and "
-                "handle it under the policy. Confirm with submit_answer."),
-        oracle=[ask("preferred_resolution"), *_identity(), verify(customer), offer("pause"), pause, answer(f"Paused until {until}.")],
+        prompt=prompt,
+        oracle=[*identify(customer), ask("preferred_resolution"), optional_call("get_customer", customer_id=customer["customer_id"]),
+                offer("pause"), pause, answer(f"Paused until {until}.")],
         outcome=completed(),
         rubric=[
             state("SELECT status || '/' || paused_until FROM subscriptions WHERE subscription_id = ?", sid, expect=f"paused/{until}", weight=3,
@@ -154,60 +291,111 @@ def pause_subscription(world: World, rng: random.Random) -> TaskDraft:
             never("cancel_subscription", "not cancelled"),
         ],
         negatives=[
-            negative("wrong_length", "pauses for another number of periods", *_identity(), verify(customer), offer("pause"),
+            negative("wrong_length", "pauses for another number of periods", *identify(customer), offer("pause"),
                      call("pause_subscription", subscription_id=sid, periods=periods % 3 + 1), answer("Paused.")),
-            negative("cancels", "cancels instead", *_identity(), verify(customer),
+            negative("cancels", "cancels instead", *identify(customer),
                      call("cancel_subscription", subscription_id=sid, timing="end_of_period", reason="Travelling"), answer("Cancelled.")),
             negative("unverified", "pauses without verifying", offer("pause"), pause, answer("Paused.")),
+            negative("refuses_verified", "refuses a customer who passed the identity check", *identify(customer),
+                     refusal("identity_not_verified", "Could not verify you.")),
         ],
-        metadata={"customer_id": customer["customer_id"], "subscription_id": sid},
+        metadata={**metadata, "case": "ok"},
     )
 
 
+def _fall_behind(world: World, sub: dict) -> None:
+    """Make the subscription past due: its current period's invoice was never paid (the payment is gone, the invoice open)."""
+    invoice = one(world, "SELECT invoice_id FROM invoices WHERE subscription_id = ? AND period_start = ? AND status = 'paid'",
+                  sub["subscription_id"], sub["period_start"])["invoice_id"]
+    world.execute("DELETE FROM payments WHERE invoice_id = ?", (invoice,))
+    world.execute("UPDATE invoices SET status = 'open' WHERE invoice_id = ?", (invoice,))
+    world.execute("UPDATE subscriptions SET status = 'past_due' WHERE subscription_id = ?", (sub["subscription_id"],))
+
+
 def pause_past_due(world: World, rng: random.Random) -> TaskDraft:
-    """A customer with an unpaid invoice asks to pause: the balance must be paid first."""
-    sub = pick(rng, _subscriptions(world, "AND s.status = 'past_due'"), "past-due subscription")
-    customer = _story(world, sub, "to pause their box", pause=agree("Yes, pause it."))
+    """A subscriber asks to pause: done when the balance is settled, refused while an invoice is unpaid (it must be
+    paid first). The subscription and its invoices decide; the customer is verified before either."""
+    which = case(rng, {"settled": 6, "past_due": 4})
+    customer, sub = subscriber(world, rng)
+    if which == "past_due":
+        _fall_behind(world, sub)
+    periods = rng.randint(1, 3)
     sid = sub["subscription_id"]
+    plant_caller(world, rng, customer, "to pause their box", verifiable=True, terms={"pause": agree("Yes, pause it.")})
+    span = "a month" if periods == 1 else f"{periods} months"
+    prompt = (f"{full_name(customer)} is on chat and wants to pause their subscription for {span}. Handle it under the policy and "
+              "reply with submit_answer.")
+    pause = call("pause_subscription", subscription_id=sid, periods=periods)
+    read = call("get_subscription", subscription_id=sid)
+    refuse = refusal("past_due_balance", "The subscription has an unpaid invoice; it must be paid before it can be paused.")
+    verified = verified_with_answers(customer, customer["date_of_birth"], passed=True, name="verified the customer first")
+    metadata = {"customer_id": customer["customer_id"], "subscription_id": sid, "case": which}
+    if which == "past_due":
+        return task(
+            prompt=prompt,
+            oracle=[*identify(customer), optional_call("get_customer", customer_id=customer["customer_id"]), read, refuse],
+            outcome=refused("past_due_balance"),
+            rubric=[
+                verified,
+                looked_up("read the subscription's invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}, weight=2),
+                never("pause_subscription", "no pause attempted"),
+                never("cancel_subscription", "not cancelled instead"),
+            ],
+            negatives=[
+                negative("tries_pause", "tries to pause", *identify(customer), pause, refusal("past_due_balance", "Unpaid.")),
+                negative("cancels", "cancels instead", *identify(customer),
+                         call("cancel_subscription", subscription_id=sid, timing="immediately", reason="Unpaid"), refusal("past_due_balance", "Unpaid.")),
+                negative("unverified_refusal", "tells an unverified caller about the unpaid invoice", read, refuse),
+                negative("claims_paused", "says it was paused", answer("Paused.")),
+            ],
+            metadata=metadata,
+        )
+    until = add_months(date.fromisoformat(sub["period_end"]), periods).isoformat()
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat and wants to pause their subscription for a month. Handle it under the "
-                "policy and reply with submit_answer."),
-        oracle=[ask("email", optional=True), ask("date_of_birth", optional=True), verify(customer, optional=True),
-                call("get_subscription", subscription_id=sid),
-                refusal("past_due_balance", "The subscription has an unpaid invoice; it must be paid before it can be paused.")],
-        outcome=refused("past_due_balance"),
+        prompt=prompt,
+        oracle=[*identify(customer), optional_call("get_customer", customer_id=customer["customer_id"]),
+                optional_call("get_subscription", subscription_id=sid), offer("pause"), pause, answer(f"Paused until {until}.")],
+        outcome=completed(),
         rubric=[
-            looked_up("read the subscription's invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}, weight=2),
-            never("pause_subscription", "no pause attempted"),
-            never("cancel_subscription", "not cancelled instead"),
+            state("SELECT status || '/' || paused_until FROM subscriptions WHERE subscription_id = ?", sid, expect=f"paused/{until}", weight=3,
+                  name="paused for the asked periods"),
+            agreed_first("pause", "pause_subscription", "customer agreed before the pause"),
+            never("cancel_subscription", "not cancelled"),
         ],
         negatives=[
-            negative("tries_pause", "tries to pause", *_identity(), verify(customer), call("pause_subscription", subscription_id=sid, periods=1),
-                     refusal("past_due_balance", "Unpaid.")),
-            negative("cancels", "cancels instead", *_identity(), verify(customer),
-                     call("cancel_subscription", subscription_id=sid, timing="immediately", reason="Unpaid"), refusal("past_due_balance", "Unpaid.")),
+            negative("refuses_settled", "refuses although every invoice is paid", *identify(customer), read, refuse),
+            negative("wrong_length", "pauses for another number of periods", *identify(customer), offer("pause"),
+                     call("pause_subscription", subscription_id=sid, periods=periods % 3 + 1), answer("Paused.")),
+            negative("unverified", "pauses without verifying", offer("pause"), pause, answer("Paused.")),
             negative("claims_paused", "says it was paused", answer("Paused.")),
         ],
-        metadata={"customer_id": customer["customer_id"], "subscription_id": sid},
+        metadata=metadata,
     )
 
 
 def downgrade_plan(world: World, rng: random.Random) -> TaskDraft:
-    """Move to the cheapest plan of the same box family from the next period."""
-    sub = pick(rng, _subscriptions(world, "AND s.status = 'active' AND s.next_plan_id IS NULL AND p.tier != 'basic'"),
-               "active subscription above basic")
+    """Move to the cheapest plan of the same box family from the next period — or refuse when the caller cannot be
+    verified."""
+    which = case(rng, {"ok": 6, "unverified": 4})
+    customer, sub = subscriber(world, rng, above_basic=True)
     basic = one(world, "SELECT * FROM plans WHERE family = ? AND tier = 'basic'", sub["family"])
     other = one(world, "SELECT * FROM plans WHERE family != ? AND tier = 'basic' ORDER BY plan_id LIMIT 1", sub["family"])
-    customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", sub["customer_id"])
-    on_the_line(world, customer, "a cheaper box", preferred_resolution="The cheapest version of my box, please.",
-                terms={"downgrade": agree("Yes, downgrade me."), "cancel_end_of_period": decline("No, I want to keep it.")})
     sid = sub["subscription_id"]
+    dob = plant_caller(world, rng, customer, "a cheaper box", verifiable=which == "ok",
+                       terms={"downgrade": agree("Yes, downgrade me."), "cancel_end_of_period": decline("No, I want to keep it.")},
+                       preferred_resolution="The cheapest version of my box, please.")
+    prompt = (f"{full_name(customer)} is on chat: \"My box is too expensive.\" Find out what they want and handle it under the policy. "
+              "Confirm with submit_answer.")
     change = call("change_plan", subscription_id=sid, plan_id=basic["plan_id"])
+    metadata = {"customer_id": customer["customer_id"], "subscription_id": sid, "plan_id": basic["plan_id"]}
+    if which == "unverified":
+        return identity_refused(customer, dob, prompt, forbidden={"change_plan": "plan unchanged", "cancel_subscription": "not cancelled"},
+                                attempt=[offer("downgrade"), change], metadata=metadata)
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: \"My box is too expensive.\" Find out what they want and handle it under "
-                "the policy. Confirm with submit_answer."),
-        oracle=[ask("preferred_resolution"), *_identity(), verify(customer), optional_call("get_subscription", subscription_id=sid),
-                call("list_plans"), offer("downgrade"), change, answer(f"From the next period you are on {basic['name']}.")],
+        prompt=prompt,
+        oracle=[*identify(customer), ask("preferred_resolution"), optional_call("get_customer", customer_id=customer["customer_id"]),
+                optional_call("get_subscription", subscription_id=sid), call("list_plans"), offer("downgrade"), change,
+                answer(f"From the next period you are on {basic['name']}.")],
         outcome=completed(),
         rubric=[
             looked_up("read the plans", {"tool": "list_plans"}),
@@ -216,35 +404,79 @@ def downgrade_plan(world: World, rng: random.Random) -> TaskDraft:
             agreed_first("downgrade", "change_plan", "customer agreed before the plan change"),
         ],
         negatives=[
-            negative("other_family", "moves them to the cheapest plan of another box", *_identity(), verify(customer), call("list_plans"),
+            negative("other_family", "moves them to the cheapest plan of another box", *identify(customer), call("list_plans"),
                      offer("downgrade"), call("change_plan", subscription_id=sid, plan_id=other["plan_id"]), answer("Done.")),
-            negative("cancels", "cancels instead", *_identity(), verify(customer),
+            negative("cancels", "cancels instead", *identify(customer),
                      call("cancel_subscription", subscription_id=sid, timing="end_of_period", reason="Too expensive"), answer("Cancelled.")),
-            negative("no_agreement", "changes the plan without agreeing it", *_identity(), verify(customer), call("list_plans"), change,
+            negative("no_agreement", "changes the plan without agreeing it", *identify(customer), call("list_plans"), change,
                      answer("Done.")),
+            negative("refuses_verified", "refuses a customer who passed the identity check", *identify(customer),
+                     refusal("identity_not_verified", "Could not verify you.")),
         ],
-        metadata={"customer_id": customer["customer_id"], "subscription_id": sid, "plan_id": basic["plan_id"]},
+        metadata={**metadata, "case": "ok"},
     )
 
 
+def charge_twice(world: World, rng: random.Random, sub: dict, period_start: str) -> dict[str, str]:
+    """Invoice and charge the subscription's period starting ``period_start`` a second time, a seeded few minutes or
+    hours after the first charge. Returns the first (kept) and second (duplicate) invoice ids."""
+    first = one(world, "SELECT * FROM invoices WHERE subscription_id = ? AND period_start = ? AND status = 'paid' ORDER BY invoice_id LIMIT 1",
+                sub["subscription_id"], period_start)
+    card = one(world, "SELECT card_last4 FROM payments WHERE invoice_id = ?", first["invoice_id"])["card_last4"]
+    at = datetime.fromisoformat(first["issued_at"]) + timedelta(minutes=rng.randint(3, 600))
+    second = next_id(world, "invoices")
+    world.execute("INSERT INTO invoices (invoice_id, subscription_id, period_start, period_end, amount_minor, status, issued_at) "
+                  "VALUES (?, ?, ?, ?, ?, 'paid', ?)", (second, sub["subscription_id"], first["period_start"], first["period_end"],
+                                                       first["amount_minor"], stamp(at)))
+    world.execute("INSERT INTO payments (payment_id, order_id, invoice_id, method, card_last4, amount_minor, status, captured_at) "
+                  "VALUES (?, NULL, ?, 'card', ?, ?, 'captured', ?)", (next_id(world, "payments"), second, card, first["amount_minor"],
+                                                                       stamp(at + timedelta(minutes=5))))
+    return {"first": first["invoice_id"], "second": second}
+
+
 def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
-    """A billing period invoiced and paid twice: refund the later invoice in full."""
-    sub = pick(rng, _subscriptions(world, """AND EXISTS (SELECT 1 FROM invoices a JOIN invoices b ON b.subscription_id = a.subscription_id
-        AND b.period_start = a.period_start AND b.invoice_id > a.invoice_id AND a.status = 'paid' AND b.status = 'paid'
-        WHERE a.subscription_id = s.subscription_id AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.invoice_id = b.invoice_id))"""),
-               "subscription charged twice for a period")
-    first, second = rows(world, """SELECT a.invoice_id AS first, b.invoice_id AS second FROM invoices a JOIN invoices b
-        ON b.subscription_id = a.subscription_id AND b.period_start = a.period_start AND b.invoice_id > a.invoice_id
-        WHERE a.subscription_id = ? AND a.status = 'paid' AND b.status = 'paid' ORDER BY a.invoice_id""", sub["subscription_id"])[0].values()
-    amount = money(int(sub["price_minor"]))
-    customer = _story(world, sub, "their money back for a double charge", refund_original_payment=agree("Yes, back to my card."))
+    """"I was charged twice": when a period was invoiced and paid twice, refund the later invoice in full; when each
+    charge was for its own month, refuse (``not_duplicate``). The invoices decide."""
+    which = case(rng, {"twice": 13, "once": 7})
+    customer, sub = subscriber(world, rng)
     sid = sub["subscription_id"]
+    periods = [r["period_start"] for r in rows(world, "SELECT DISTINCT period_start FROM invoices WHERE subscription_id = ? AND status = 'paid' "
+                                                      "ORDER BY period_start DESC LIMIT 2", sid)]
+    amount = money(int(sub["price_minor"]))
+    on_the_line(world, customer, "their money back for a double charge",
+                terms={"refund_original_payment": agree("Yes, back to my card.", min_amount=amount)})
+    prompt = (f"{full_name(customer)} is on chat: \"I was charged twice for my box.\" Check their subscription and resolve it under "
+              "the policy. Reply with submit_answer, giving values.refund if you refund anything.")
+    read = call("get_subscription", subscription_id=sid)
+    find = [optional_call("search_customers", query=full_name(customer)), optional_call("get_customer", customer_id=customer["customer_id"])]
+    latest = rows(world, "SELECT invoice_id FROM invoices WHERE subscription_id = ? ORDER BY invoice_id DESC LIMIT 1", sid)[0]["invoice_id"]
+    metadata = {"customer_id": customer["customer_id"], "subscription_id": sid, "case": which}
+    if which == "once":
+        refuse = refusal("not_duplicate", "Each charge on your subscription is for a different month; nothing was charged twice.")
+        return task(
+            prompt=prompt,
+            oracle=[*find, read, refuse],
+            outcome=refused("not_duplicate"),
+            rubric=[
+                looked_up("read the invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}, weight=2),
+                never("refund_invoice", "no invoice refunded or attempted"),
+            ],
+            negatives=[
+                negative("refunds_latest", "refunds the latest invoice although it is the only one for its month", read,
+                         offer("refund_original_payment", amount), call("refund_invoice", invoice_id=latest, reason="Charged twice"),
+                         answer("Refunded.", refund=amount)),
+                negative("refuses_unread", "refuses without reading the invoices", refuse),
+                negative("claims_refund", "says the duplicate was refunded", read, answer("Refunded.", refund=amount)),
+            ],
+            metadata=metadata,
+        )
+    pair = charge_twice(world, rng, sub, rng.choice(periods))
+    first, second = pair["first"], pair["second"]
     refund = call("refund_invoice", invoice_id=second, reason="Period charged twice")
     return task(
-        prompt=(f"Customer {customer['customer_id']} is on chat: \"I was charged twice for my box.\" Check their subscription and resolve "
-                "it under the policy. Reply with submit_answer giving values.refund."),
-        oracle=[optional_call("get_customer", customer_id=customer["customer_id"]), call("get_subscription", subscription_id=sid),
-                offer("refund_original_payment", amount), refund, answer(f"Refunded the duplicate invoice {second}: {amount}.", refund=amount)],
+        prompt=prompt,
+        oracle=[*find, read, offer("refund_original_payment", amount), refund,
+                answer(f"Refunded the duplicate invoice {second}: {amount}.", refund=amount)],
         outcome=completed(),
         rubric=[
             looked_up("read the invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}),
@@ -255,28 +487,31 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
             value_is("refund", amount, weight=1),
         ],
         negatives=[
-            negative("first_invoice", "refunds the first invoice of the pair", call("get_subscription", subscription_id=sid),
+            negative("first_invoice", "refunds the first invoice of the pair", read,
                      offer("refund_original_payment", amount), call("refund_invoice", invoice_id=first, reason="Duplicate"),
                      answer("Refunded.", refund=amount)),
-            negative("no_agreement", "refunds without agreeing it", call("get_subscription", subscription_id=sid), refund,
-                     answer("Refunded.", refund=amount)),
+            negative("no_agreement", "refunds without agreeing it", read, refund, answer("Refunded.", refund=amount)),
+            negative("refuses_duplicate", "refuses although the period was charged twice", read,
+                     refusal("not_duplicate", "Not charged twice.")),
             negative("claims_only", "says it was refunded", answer("Refunded.", refund=amount)),
         ],
-        metadata={"customer_id": customer["customer_id"], "invoice_id": second, "refund": amount},
+        metadata={**metadata, "invoice_id": second, "refund": amount},
     )
 
 
+_IDENTIFY = ["ask_customer", "search_customers", "verify_identity"]
+
 TEMPLATES = [
     TaskTemplate(cancel_end_of_period, difficulty="easy", category="subscriptions", split="train", tags=["cancel", "identity", "agreement"],
-                 tools=["ask_customer", "verify_identity", "get_customer", "propose_resolution", "cancel_subscription", "submit_answer"]),
+                 tools=[*_IDENTIFY, "get_customer", "get_subscription", "propose_resolution", "cancel_subscription", "submit_answer"]),
     TaskTemplate(cancel_prorated, difficulty="hard", category="subscriptions", split="train", tags=["cancel", "proration", "refund"],
-                 tools=["ask_customer", "verify_identity", "get_subscription", "propose_resolution", "cancel_subscription", "submit_answer"]),
+                 tools=[*_IDENTIFY, "get_customer", "get_subscription", "propose_resolution", "cancel_subscription", "submit_answer"]),
     TaskTemplate(pause_subscription, difficulty="easy", category="subscriptions", split="test", tags=["pause", "identity"],
-                 tools=["ask_customer", "verify_identity", "propose_resolution", "pause_subscription", "submit_answer"]),
+                 tools=[*_IDENTIFY, "get_customer", "propose_resolution", "pause_subscription", "submit_answer"]),
     TaskTemplate(pause_past_due, difficulty="medium", category="refusals", split="train", tags=["pause", "refusal", "policy"],
-                 tools=["ask_customer", "verify_identity", "get_subscription", "submit_answer"]),
+                 tools=[*_IDENTIFY, "get_customer", "get_subscription", "propose_resolution", "pause_subscription", "submit_answer"]),
     TaskTemplate(downgrade_plan, difficulty="medium", category="subscriptions", split="train", tags=["downgrade", "identity", "agreement"],
-                 tools=["ask_customer", "verify_identity", "get_subscription", "list_plans", "propose_resolution", "change_plan", "submit_answer"]),
+                 tools=[*_IDENTIFY, "get_customer", "get_subscription", "list_plans", "propose_resolution", "change_plan", "submit_answer"]),
     TaskTemplate(duplicate_charge, difficulty="medium", category="billing", split="test", tags=["duplicate-charge", "refund", "agreement"],
-                 tools=["get_customer", "get_subscription", "propose_resolution", "refund_invoice", "submit_answer"]),
+                 tools=["search_customers", "get_customer", "get_subscription", "propose_resolution", "refund_invoice", "submit_answer"]),
 ]

@@ -41,8 +41,12 @@ async def test_answers_come_from_the_persona_and_write_nothing() -> None:
         assert [e.result["agreed"] for e in events if e.tool == "propose_resolution"] == [True, False, False, False, True, False]
 
 
+_KEEP_SEED = 2
+"""A seed of damaged_keep whose case is ``keep`` (the customer has a photo); checked in the test."""
+
+
 async def test_a_task_plants_its_customer_and_tools_never_show_the_persona() -> None:
-    async with task_session("damaged_keep", seed=1) as s:
+    async with task_session("damaged_keep", seed=_KEEP_SEED) as s:  # a seed whose customer has a photo (the world decides)
         planted = load_persona(s.world)
         assert planted is not None and set(planted.facts) >= {"order_number", "which_item", "photo", "email", "date_of_birth"}
         order = planted.facts["order_number"]

@@ -12,6 +12,7 @@ from envs.support.tasks import TEMPLATES
 from graders.grading import grade_episode
 from graders.metaeval import check_environment
 from graders.play import play
+from graders.tasks import TaskInstance
 from servers import EpisodeManager
 
 
@@ -54,15 +55,34 @@ def test_every_instance_has_three_negatives_and_declares_its_outcome() -> None:
         for key in ("refund", "adjustment", "credit", "restocking_fee", "total_refunded"):
             if key in instance.metadata:
                 assert str(instance.metadata[key]) not in instance.prompt, (template.id, key)
-        outcomes[instance.outcome.outcome] += 1
+    # The world of each instance decides its outcome (issue 17), so count the templates that declare each outcome on
+    # some of the first seeds, not on seed 0 alone.
+    for template in TEMPLATES:
+        declared = set()
+        for seed in range(10):
+            world, instance = environment.instantiate_task(template.id, seed)
+            world.release()
+            assert instance.outcome is not None, template.id
+            declared.add(instance.outcome.outcome)
+        outcomes.update(declared)
     assert outcomes["completed"] and outcomes["refused"] >= 8 and outcomes["escalated"] >= 4, outcomes
+
+
+def _first_completed(template_id: str, seeds: int = 10) -> TaskInstance:
+    """The first instance of ``template_id`` whose world lets the case be worked through (declared ``completed``): a
+    refusal or escalation twin stops early by design."""
+    for seed in range(seeds):
+        world, instance = environment.instantiate_task(template_id, seed)
+        world.release()
+        if instance.outcome is not None and instance.outcome.outcome == "completed":
+            return instance
+    raise AssertionError(f"{template_id}: no completed case in seeds 0-{seeds - 1}")
 
 
 def test_multistep_cases_take_eight_to_fifteen_calls() -> None:
     for template in TEMPLATES:
         if template.category == "multistep" or "multistep" in template.tags:
-            world, instance = environment.instantiate_task(template.id, 0)
-            world.release()
+            instance = _first_completed(template.id)
             assert 8 <= len(instance.oracle) <= 15, (template.id, len(instance.oracle))
 
 
