@@ -138,7 +138,8 @@ class CheckReport:
             lines.append(
                 f"  {t.template_id}: oracle {t.oracle}, noop {t.noop}, negatives {t.negatives}, attacks {t.attack_summary} "
                 f"(max reward {t.worst_attack:.3f}), determinism {t.determinism}, distinct {t.distinct}/{len(t.seeds)}, "
-                f"prior {t.prior_reward:.3f}, replays passed {t.replays_passed}"
+                f"prior {t.prior_reward:.3f}, replays passed {t.replays_passed}, "
+                f"hostile values {t.attacks['hostile_value'].generated if 'hostile_value' in t.attacks else 0}"
             )
         for kind, stats in self.attacks.items():
             lines.append(f"  attack {kind}: {stats.generated} generated, {stats.counted} counted, {stats.passed} pass, "

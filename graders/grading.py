@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fixtures.errors import GradingError
 from fixtures.world import World
@@ -60,6 +60,35 @@ def lint_instance(environment: Environment, instance: TaskInstance) -> list[str]
     return problems
 
 
+def _crashed(criterion: Any, exc: Exception) -> GradingError:
+    """A criterion that raised is the kit's bug, never the agent's doing: a :class:`GradingError` naming it.
+
+    Why not a failed criterion: a crash scored as a failure would blame the agent for our bug (and a crash
+    scored as a pass would pay it); the episode is errored ``grading`` instead, counted apart, never dropped.
+    """
+    return GradingError(f"criterion {criterion.label!r} ({criterion.kind}) crashed: {type(exc).__name__}: {exc}"[:2000])
+
+
+def _evaluate(criterion: Any, ctx: GradingContext) -> CriterionResult | Awaitable[CriterionResult]:
+    try:
+        return criterion.evaluate(ctx)
+    except GradingError:
+        raise
+    except Exception as exc:
+        raise _crashed(criterion, exc) from exc
+
+
+async def _settle(criterion: Any, outcome: CriterionResult | Awaitable[CriterionResult]) -> CriterionResult:
+    if not inspect.isawaitable(outcome):
+        return outcome
+    try:
+        return await outcome
+    except GradingError:
+        raise
+    except Exception as exc:
+        raise _crashed(criterion, exc) from exc
+
+
 async def grade_context(ctx: GradingContext, *, episode_id: str | None = None, end_hash: str | None = None) -> Grade:
     """Evaluate every criterion of ``ctx.instance`` and combine them into a grade.
 
@@ -74,10 +103,16 @@ async def grade_context(ctx: GradingContext, *, episode_id: str | None = None, e
     if any(criterion.needs_expected for criterion in rubric):
         await ctx.load_expected()
     outcomes: list[CriterionResult | Awaitable[CriterionResult]] = []
-    with read_only(ctx.world):
-        outcomes = [criterion.evaluate(ctx) for criterion in rubric]
-    # I/O criteria (the judge) return awaitables; they never touch the world, so they run after the block
-    results = [await outcome if inspect.isawaitable(outcome) else outcome for outcome in outcomes]
+    try:
+        with read_only(ctx.world):
+            for criterion in rubric:
+                outcomes.append(_evaluate(criterion, ctx))
+        # I/O criteria (the judge) return awaitables; they never touch the world, so they run after the block
+        results = [await _settle(criterion, outcome) for criterion, outcome in zip(rubric, outcomes, strict=True)]
+    finally:
+        for outcome in outcomes:
+            if inspect.iscoroutine(outcome):
+                outcome.close()  # a judge call never awaited because another criterion crashed first
     satisfied_by_noop = await noop_satisfied(ctx.environment, instance, scale=getattr(ctx.world, "scale", 1))
     results = [r.model_copy(update={"credited": False}) if r.name in satisfied_by_noop else r for r in results]
     calls = ctx.calls

@@ -38,6 +38,7 @@ from fixtures.errors import ToolgymError
 from graders.adversary import AttackStats, Played, answer_tool, build_vocabulary, play_calls, run_attack
 from graders.attacks import Vocabulary, generate_attacks, optional_step_checks, stuffed_answers
 from graders.criteria.judge import JudgeClient
+from graders.fuzz import fuzz_seed
 from graders.grade import Grade
 from graders.grading import grade_episode, grade_record, lint_instance
 from graders.play import play
@@ -281,6 +282,10 @@ class _Checker:
                 credited = "; ".join(r.name for r in outcome.grade.criteria if r.passed and r.credited and r.weight > 0)
                 self.violation(seed, f"attack {attack.kind}: {attack.name} earns {outcome.grade.score:.3f} (credited: {credited}); "
                                      "it must earn nothing: gate the work it skips")
+        fuzzed = await fuzz_seed(self.manager, self.context.shared, task, tool, self.report.seeds)  # graders/fuzz.py
+        self.report.attacks.setdefault("hostile_value", AttackStats()).generated += fuzzed.played
+        for problem in fuzzed.violations:
+            self.violation(seed, problem)
 
 
     async def _trained(self, seed: int, tool: str | None) -> None:

@@ -118,8 +118,16 @@ class Answer:
         return {k: v for k, v in self.event.arguments.items() if k != text_field}
 
     def claims(self, text_field: str | None = None) -> str:
-        """:meth:`asserted` as a canonical string, comparable between answers."""
-        return json.dumps(self.asserted(text_field), sort_keys=True, default=str)
+        """:meth:`asserted` as a canonical string, comparable between answers (never raises: an answer too
+        deep or too odd to render is compared by its ``repr``, so a hostile answer is a claim like any other)."""
+        asserted = self.asserted(text_field)
+        try:
+            return json.dumps(asserted, sort_keys=True, default=str)
+        except (TypeError, ValueError, RecursionError):
+            try:
+                return repr(sorted(asserted.items(), key=lambda item: str(item[0])))
+            except (RecursionError, ValueError):
+                return f"<unrenderable answer #{self.event.seq}>"
 
 
 def answers_of(calls: list[ToolCallEvent], tool: str) -> list[Answer]:

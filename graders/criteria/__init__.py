@@ -13,6 +13,7 @@
 | ``agreements``    | Agreements      | proposals a counterpart accepted vs the task's |
 | ``before_writes`` | BeforeWrites    | a call that must precede every write         |
 | ``answer``        | AnswerCheck     | the answer tool's arguments                  |
+| ``answer_omits``  | AnswerOmits     | every answer call, normalised: no protected value said |
 | ``outcome``       | DeclaredOutcome | the final answer's declared outcome and code |
 | ``claims``        | ClaimsConsistent | the final answer against the record and world |
 | ``judge``         | LLMJudge        | an OpenAI-compatible judge endpoint          |
@@ -32,6 +33,7 @@ from graders.criteria.changes import ChangeSetMatch
 from graders.criteria.claims import ClaimsConsistent
 from graders.criteria.collateral import AllowedChange, NoCollateral, allow
 from graders.criteria.custom import CustomCheck, criterion
+from graders.criteria.disclosure import AnswerOmits, address_secrets
 from graders.criteria.judge import JudgeClient, LLMJudge
 from graders.criteria.matchers import absent, facts, number, number_range, one_of, present, regex, text
 from graders.criteria.outcome import DeclaredOutcome
@@ -56,6 +58,8 @@ __all__ = [
     "BeforeWrites",
     "agreement_terms",
     "AnswerCheck",
+    "AnswerOmits",
+    "address_secrets",
     "DeclaredOutcome",
     "ClaimsConsistent",
     "LLMJudge",
@@ -86,6 +90,7 @@ Criterion = Annotated[
     | Agreements
     | BeforeWrites
     | AnswerCheck
+    | AnswerOmits
     | DeclaredOutcome
     | ClaimsConsistent
     | LLMJudge

@@ -4,22 +4,95 @@ The answer is read from the arguments of the last successful call of the answer 
 ``@tool(answer=True)``), so an agent that answers several times is judged on its final word. Values are
 compared with matchers: exact values, numbers as Decimals with a tolerance (money is never a float),
 case/whitespace-insensitive text, all-of / any-of facts.
+
+What an answer says is read as a careful person would read it, no more leniently:
+
+* a plain string expectation is compared without surrounding whitespace; when it is an **enumerated
+  value** — lower-case ASCII words joined by ``_`` (``pending_approval``, ``in_transit``: a status or a
+  choice, the kit's vocabulary) — letter case does not matter either (``PENDING_APPROVAL`` is the same
+  status). Anything else (an identifier such as ``TCK-01028``, a date, a name) stays exact: ids are
+  case-sensitive, and free text has its own matchers (``text``, ``facts``);
+* a figure is in the currency the task asks for: the matcher's ``currency`` when the rubric gives it, else
+  the one the oracle's own answer gives that figure in (``"62481.02 USD is available"``). A figure labelled
+  with another currency fails; an unlabelled one is read as it stands.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+import re
+from typing import TYPE_CHECKING, Any, Literal
 
 from fixtures.errors import GradingError
 from graders.criteria.base import CriterionBase, CriterionResult, tool_argument_names
-from graders.criteria.matchers import MatcherField, lookup, short
+from graders.criteria.matchers import Eq, MatcherField, Number, lookup, short
+from graders.criteria.numbers import SYMBOL_CURRENCIES, read_number
 from graders.criteria.transcript import render_call
 
 if TYPE_CHECKING:
     from graders.context import GradingContext
+    from graders.tasks import TaskInstance
     from servers.environment import Environment
 
-__all__ = ["AnswerCheck", "answer_tool_of"]
+__all__ = ["AnswerCheck", "answer_tool_of", "asked_currency", "is_enumerated", "match_answer"]
+
+_ENUMERATED = re.compile(r"[a-z]+(?:_[a-z]+)*")
+
+
+def is_enumerated(value: str) -> bool:
+    """Whether ``value`` is an enumerated value (``pending_approval``): lower-case ASCII words joined by ``_``."""
+    return _ENUMERATED.fullmatch(value) is not None
+
+
+def match_answer(expect: Any, actual: Any) -> tuple[bool, str]:
+    """``expect.check(actual)``, reading a plain-string expectation as the module docstring says."""
+    if not (isinstance(expect, Eq) and isinstance(expect.value, str) and isinstance(actual, str)):
+        return expect.check(actual)
+    wanted, given = expect.value, actual.strip()
+    if given == wanted:
+        return True, f"= {short(wanted)}"
+    if is_enumerated(wanted) and given.isascii() and given.lower() == wanted:
+        return True, f"= {short(wanted)} (letter case aside)"
+    return False, f"expected {short(wanted)}, got {short(actual)}"
+
+
+def _currency_near(figure: str, text: str) -> str | None:
+    """The currency written next to ``figure`` in ``text`` (``"62481.02 USD"``, ``"USD 62481.02"``, ``"€5"``)."""
+    escaped = re.escape(figure)
+    after = re.search(rf"(?<![0-9.,]){escaped}(?![0-9])[ ]?([A-Z]{{3}})\b", text)
+    if after:
+        return after.group(1)
+    before = re.search(rf"\b([A-Z]{{3}})[ ]?{escaped}(?![0-9])", text)
+    if before:
+        return before.group(1)
+    symbol = re.search(rf"([{''.join(SYMBOL_CURRENCIES)}])[ ]?{escaped}(?![0-9])", text)
+    if symbol and len(SYMBOL_CURRENCIES[symbol.group(1)]) == 1:
+        return next(iter(SYMBOL_CURRENCIES[symbol.group(1)]))
+    return None
+
+
+def asked_currency(instance: TaskInstance, tool: str, field: str) -> str | None:
+    """The currency the task asks the figure ``field`` in, as its oracle's final answer gives it (or None).
+
+    The label on the oracle's own value wins; else the currency written next to that figure in the oracle's
+    answer text (an oracle reports "62481.02 USD is available" with ``values.available = "62481.02"``).
+    """
+    final = next((step for step in reversed(instance.oracle) if step.tool == tool), None)
+    if final is None:
+        return None
+    value = lookup(final.arguments, field)
+    read = read_number(value)
+    if read.value is None or not isinstance(value, str):
+        return None
+    if read.currency is not None:
+        return read.currency
+    if read.symbol is not None and len(SYMBOL_CURRENCIES[read.symbol]) == 1:
+        return next(iter(SYMBOL_CURRENCIES[read.symbol]))
+    for name, text in sorted(final.arguments.items()):
+        if isinstance(text, str) and name != field:
+            found = _currency_near(value.strip(), text)
+            if found is not None:
+                return found
+    return None
 
 
 def answer_tool_of(environment: Environment, tool: str | None) -> str:
@@ -76,10 +149,15 @@ class AnswerCheck(CriterionBase):
             extra = f" ({failed} failed attempt(s))" if failed else ""
             return self.result(False, f"no successful call of {tool}: the agent gave no answer{extra}")
         candidates = answers[-1:] if self.use == "last" else answers
+        expect = self.expect
+        if isinstance(expect, Number) and expect.currency is None:
+            currency = asked_currency(ctx.instance, tool, self.field)
+            if currency is not None:
+                expect = expect.model_copy(update={"currency": currency})
         why = ""
         for event in reversed(candidates):
             value = lookup(event.arguments, self.field)
-            ok, why = self.expect.check(value)
+            ok, why = match_answer(expect, value)
             if ok:
                 return self.result(True, f"{render_call(event)}: {self.field} {why}")
         last = candidates[-1]

@@ -16,11 +16,16 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graders.criteria.matchers import safe_text
+
 if TYPE_CHECKING:
     from graders.context import GradingContext
     from servers.environment import Environment
 
-__all__ = ["CriterionBase", "CriterionResult", "tool_argument_names", "schema_tables"]
+__all__ = ["CriterionBase", "CriterionResult", "tool_argument_names", "schema_tables", "EVIDENCE_LIMIT"]
+
+EVIDENCE_LIMIT = 4000
+"""Longest evidence text kept: a grade travels with every result line, whatever an agent made a criterion quote."""
 
 _CREATE_TABLE = re.compile(r'CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?["`\[]?(\w+)', re.IGNORECASE)
 
@@ -83,6 +88,8 @@ class CriterionBase(BaseModel):
     def result(self, passed: bool, evidence: str, score: float | None = None, *, graded: bool = True) -> CriterionResult:
         """Build this criterion's result; ``score`` defaults to 1.0 when passed, else 0.0."""
         value = (1.0 if passed else 0.0) if score is None else round(min(1.0, max(0.0, score)), 6)
+        if len(evidence) > EVIDENCE_LIMIT:
+            evidence = evidence[: EVIDENCE_LIMIT - 1] + "…"
         return CriterionResult(
             name=self.label,
             kind=str(getattr(self, "kind", type(self).__name__)),
@@ -91,7 +98,7 @@ class CriterionBase(BaseModel):
             graded=graded,
             passed=passed and graded,
             score=value if graded else 0.0,
-            evidence=evidence,
+            evidence=safe_text(evidence),
         )
 
 

@@ -18,6 +18,7 @@ import httpx
 
 from graders.criteria.answer import answer_tool_of
 from graders.criteria.base import CriterionBase, CriterionResult
+from graders.criteria.matchers import safe_text, short
 from graders.criteria.transcript import render_call
 
 if TYPE_CHECKING:
@@ -117,6 +118,15 @@ class JudgeClient:
             self._http = None
 
 
+def _render(answer: Any) -> str:
+    """The answer's arguments as JSON for the judge; never raises on what an agent sent (deep nesting, odd
+    types, lone surrogates)."""
+    try:
+        return safe_text(json.dumps(answer, ensure_ascii=False, sort_keys=True, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return short(answer, 4000)
+
+
 class LLMJudge(CriterionBase):
     """An LLM judges the answer (and optionally the tool calls) against ``instructions``."""
 
@@ -149,7 +159,7 @@ class LLMJudge(CriterionBase):
         parts = [
             f"TASK GIVEN TO THE AGENT:\n{ctx.instance.prompt}",
             f"GRADING INSTRUCTION:\n{self.instructions}",
-            "AGENT'S ANSWER:\n" + (answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, sort_keys=True)),
+            "AGENT'S ANSWER:\n" + (safe_text(answer) if isinstance(answer, str) else _render(answer)),
         ]
         if self.show_transcript:
             parts.append("AGENT'S TOOL CALLS:\n" + ("\n".join(render_call(e, 300) for e in ctx.calls) or "(none)"))

@@ -9,7 +9,9 @@ case reads as data (``args={"account_id": 7}``). Helpers build the others::
     facts(all_of=["INV-1043", "duplicate"]) # each fact must appear in the text (normalised)
 
 Every matcher returns ``(ok, why)`` where ``why`` is a short human-readable explanation, also on success,
-so evidence can say what was compared.
+so evidence can say what was compared. A matcher never raises on the value it checks, whatever an agent
+sent (a huge exponent, NaN, a lone surrogate, a megabyte of text, a list where text was expected): the
+value fails with the reason (see :mod:`graders.criteria.numbers` for how figures are read).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from graders.criteria.numbers import exact, read_number
 
 __all__ = [
     "Matcher",
@@ -45,6 +49,7 @@ __all__ = [
     "to_decimal",
     "normalize_text",
     "short",
+    "safe_text",
     "lookup",
     "MISSING",
 ]
@@ -59,18 +64,34 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
-_CURRENCY_NOISE = re.compile(r"^(?:[A-Z]{3}\s*)?[$€£¥]?\s*|\s*(?:[A-Z]{3})?$")
+_RENDER_LIMIT = 100_000
+"""Values longer than this (as text) are cut before being rendered: evidence shows 80 characters anyway."""
+
+
+def safe_text(text: str) -> str:
+    """``text`` with lone surrogates escaped (``\\ud800``): evidence must always encode as UTF-8 JSON."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def short(value: Any, limit: int = 80) -> str:
-    """A compact, deterministic rendering of ``value`` for evidence text (JSON, truncated)."""
+    """A compact, deterministic rendering of ``value`` for evidence text (JSON, truncated; never raises)."""
     if value is MISSING:
         return "<missing>"
+    if isinstance(value, str) and len(value) > _RENDER_LIMIT:
+        value = value[:_RENDER_LIMIT]
     try:
         rendered = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
-        rendered = repr(value)
-    return rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"
+    except (TypeError, ValueError, RecursionError):
+        try:
+            rendered = repr(value)
+        except (RecursionError, ValueError):
+            rendered = f"<unrenderable {type(value).__name__}>"
+    rendered = rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"
+    return safe_text(rendered)
 
 
 def normalize_text(value: str) -> str:
@@ -79,26 +100,15 @@ def normalize_text(value: str) -> str:
 
 
 def to_decimal(value: Any) -> Decimal | None:
-    """Read a number the way a careful accountant would: exact, from strings or ints, tolerant of formatting.
+    """The figure ``value`` states, read as :func:`graders.criteria.numbers.read_number` reads it, or None.
 
     Accepts ``"1,250.00"``, ``"$1250"``, ``"1250.00 USD"``, ints, and JSON floats (read through their
-    shortest decimal repr, never their binary value). Returns None when ``value`` is not a number.
+    shortest decimal repr, never their binary value). Returns None when ``value`` is not a figure: NaN,
+    infinities, exponents, hex, digits of other scripts, misplaced grouping, text, containers.
     """
-    if isinstance(value, bool) or value is None or value is MISSING:
+    if value is MISSING:
         return None
-    if isinstance(value, int):
-        return Decimal(value)
-    if isinstance(value, float):
-        text_value = repr(value)
-    elif isinstance(value, str):
-        text_value = _CURRENCY_NOISE.sub("", value.strip()).replace(",", "").replace(" ", "")
-    else:
-        return None
-    try:
-        parsed = Decimal(text_value)
-    except InvalidOperation:
-        return None
-    return parsed if parsed.is_finite() else None
+    return read_number(value).value
 
 
 def lookup(data: Any, path: str) -> Any:
@@ -116,14 +126,20 @@ def lookup(data: Any, path: str) -> Any:
     return current
 
 
+_AUTHORED_EXPONENT = 100
+"""Rubric figures stay within 10^±100: every comparison with an agent's figure is then exact and cheap."""
+
+
 def _strict_decimal(value: str) -> str:
-    """Validate a decimal string written by a rubric author (no currency noise, no NaN)."""
+    """Validate a decimal string written by a rubric author (no currency noise, no NaN, a sane magnitude)."""
     try:
         parsed = Decimal(value)
     except InvalidOperation:
         raise ValueError(f"{value!r} is not a decimal string") from None
     if not parsed.is_finite():
         raise ValueError(f"{value!r} is not a finite decimal")
+    if parsed and abs(parsed.adjusted()) > _AUTHORED_EXPONENT:
+        raise ValueError(f"{value!r} is out of range (a rubric figure stays within 1e±{_AUTHORED_EXPONENT})")
     return value
 
 
@@ -149,13 +165,19 @@ class Eq(_Base):
 
 
 class Number(_Base):
-    """A number within ``tolerance`` of ``value``, compared as Decimals (money-safe)."""
+    """A number within ``tolerance`` of ``value``, compared as exact Decimals (money-safe).
+
+    With ``currency``, a figure labelled with another currency (``"12.00 JPY"``, ``"€12.00"`` where USD is
+    asked) fails; an unlabelled one, or one in ``currency``, is read as it stands.
+    """
 
     match: Literal["number"] = "number"
     value: str
     """The expected number as a decimal string, e.g. ``"1250.00"``."""
     tolerance: str = "0"
     """Largest accepted absolute difference, as a decimal string."""
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    """The currency the figure is asked in (``USD``); None: any label is read as it stands."""
 
     @field_validator("value", "tolerance")
     @classmethod
@@ -163,14 +185,21 @@ class Number(_Base):
         return _strict_decimal(v)
 
     def check(self, actual: Any) -> tuple[bool, str]:
-        """Parse ``actual`` as a Decimal and compare."""
+        """Read ``actual`` as a figure and compare it exactly (never raises: a non-figure fails, saying why)."""
         expected = Decimal(self.value)
-        got = to_decimal(actual)
-        if got is None:
-            return False, f"expected the number {self.value}, got {short(actual)} (not a number)"
-        diff = abs(got - expected)
-        within = f" ± {self.tolerance}" if Decimal(self.tolerance) else ""
-        if diff <= Decimal(self.tolerance):
+        read = read_number(actual) if actual is not MISSING else None
+        if read is None or read.value is None:
+            why = read.problem if read is not None else "missing"
+            return False, f"expected the number {self.value}, got {short(actual)} ({why})"
+        conflict = read.contradicts(self.currency)
+        if conflict is not None:
+            return False, f"expected {self.value} {self.currency}, got {short(actual)} ({conflict})"
+        got = read.value
+        tolerance = Decimal(self.tolerance)
+        context = exact()
+        diff = context.subtract(got, expected).copy_abs()  # copy_abs: the builtin abs() rounds to 28 digits
+        within = f" ± {self.tolerance}" if tolerance else ""
+        if diff <= tolerance:
             return True, f"{got} = {self.value}{within}"
         return False, f"expected {self.value}{within}, got {got} (off by {diff})"
 
@@ -192,7 +221,7 @@ class Range(_Base):
         return None if v is None else _strict_decimal(v)
 
     def check(self, actual: Any) -> tuple[bool, str]:
-        """Parse ``actual`` as a Decimal and check the bounds."""
+        """Read ``actual`` as a figure and check the bounds (never raises)."""
         got = to_decimal(actual)
         if got is None:
             return False, f"expected a number in {self.describe()}, got {short(actual)} (not a number)"
@@ -351,9 +380,10 @@ def _decimal_string(value: str | int, what: str) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def number(value: str | int, tolerance: str | int = "0") -> Number:
-    """A Decimal comparison matcher: ``number("1250.00")``, ``number("3.5", tolerance="0.05")``."""
-    return Number(value=_decimal_string(value, "number()"), tolerance=_decimal_string(tolerance, "tolerance"))
+def number(value: str | int, tolerance: str | int = "0", *, currency: str | None = None) -> Number:
+    """A Decimal comparison matcher: ``number("1250.00")``, ``number("3.5", tolerance="0.05")``,
+    ``number("12.00", currency="USD")`` (a figure labelled with another currency then fails)."""
+    return Number(value=_decimal_string(value, "number()"), tolerance=_decimal_string(tolerance, "tolerance"), currency=currency)
 
 
 def number_range(min: str | int | None = None, max: str | int | None = None) -> Range:

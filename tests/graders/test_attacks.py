@@ -105,25 +105,25 @@ def test_every_attack_class_is_generated_where_it_applies(vocabulary: Vocabulary
     assert "reason_code" not in lies["declares 'completed' without any work"]
     assert lies["declares 'escalated' after doing the work"]["reason_code"] == "same_approver"
     assert names(lost, "hedged") == [
-        "reports total as '208.49 or 208.50'", "answers twice, total differing", "answers 'refused', then 'completed'",
+        "reports total as '818.55 or 818.56'", "answers twice, total differing", "answers 'refused', then 'completed'",
     ]
 
 
 def test_prefixes_and_skips_drop_required_steps_only(vocabulary: Vocabulary) -> None:
     task = instance("lost_card_fraud")
     work, final = split_oracle(task, ANSWER)
-    assert [i + 1 for i, step in enumerate(work) if step.optional] == [1, 4]
+    assert [i + 1 for i, step in enumerate(work) if step.optional] == [1, 2, 5]
     attacks = generate_attacks(finance, task, vocabulary, ANSWER)
-    assert names(attacks, "prefix") == [f"only the first {k} of 7 steps" for k in range(1, 7)]
+    assert names(attacks, "prefix") == [f"only the first {k} of 8 steps" for k in range(1, 8)]
     assert names(attacks, "skipped_step") == [
-        "skips required step #2 freeze_card", "skips required step #3 verify_identity", "skips required step #5 open_dispute",
-        "skips required step #6 open_dispute", "skips required step #7 add_note",
+        "skips required step #3 freeze_card", "skips required step #4 verify_identity", "skips required step #6 open_dispute",
+        "skips required step #7 open_dispute", "skips required step #8 add_note",
     ]
     # a trailing optional read: stopping before it drops nothing required, so that prefix is no attack
     looked = optional_call("list_disputes", customer_id=task.metadata["customer_id"])
     longer = task.model_copy(update={"oracle": [*work, looked, final]})
     longer_prefixes = names(generate_attacks(finance, longer, vocabulary, ANSWER), "prefix")
-    assert longer_prefixes == [f"only the first {k} of 8 steps" for k in range(1, 7)]
+    assert longer_prefixes == [f"only the first {k} of 9 steps" for k in range(1, 8)]
 
 
 def test_no_work_dropping_attacks_where_doing_nothing_is_right(vocabulary: Vocabulary) -> None:
@@ -210,7 +210,7 @@ async def test_a_swap_counts_only_when_the_order_matters(vocabulary: Vocabulary)
 async def test_each_optional_step_is_dropped_and_the_oracle_still_passes() -> None:
     task = instance("lost_card_fraud")
     checks = optional_step_checks(task, ANSWER)
-    assert [step for step, _ in checks] == [1, 4]
+    assert [step for step, _ in checks] == [1, 2, 5]
     for step, calls in checks:
         assert calls == [c for i, c in enumerate(task.oracle) if i != step - 1]
     assert optional_step_checks(instance("four_eyes"), ANSWER) == []

@@ -41,9 +41,9 @@ def test_number_compares_decimals_exactly_and_reads_formatted_amounts() -> None:
     assert number("0.30").check(0.3)[0]  # a JSON float is read through its repr, never its binary value
     assert number("12.50").check("12.49") == (False, "expected 12.50, got 12.49 (off by 0.01)")
     assert number("12.50", tolerance="0.01").check("12.49") == (True, "12.49 = 12.50 ± 0.01")
-    assert number("5").check("five") == (False, 'expected the number 5, got "five" (not a number)')
+    assert number("5").check("five") == (False, 'expected the number 5, got "five" (not a plain decimal figure)')
     assert number("5").check(True)[0] is False
-    assert to_decimal("1e3") == Decimal("1E+3") and to_decimal("NaN") is None
+    assert to_decimal("1,000") == Decimal("1000") and to_decimal("1e3") is None and to_decimal("NaN") is None
 
 
 def test_number_refuses_floats_and_bad_decimals_at_definition() -> None:
@@ -77,3 +77,98 @@ def test_lookup_follows_dotted_paths() -> None:
     assert lookup(data, "memo") is None
     assert lookup(data, "lines.5.amount") is MISSING
     assert lookup(data, "nope") is MISSING
+
+
+MATCHERS = {
+    "eq": lambda: Eq(value="pending_approval"),
+    "number": lambda: number("12.50"),
+    "number_in_usd": lambda: number("12.50", tolerance="0.01", currency="USD"),
+    "range": lambda: number_range(min="0", max="100"),
+    "text": lambda: text("Acme Corp"),
+    "facts": lambda: facts(all_of=["TR-1"], any_of=["twice"]),
+    "one_of": lambda: one_of("fraud", 12),
+    "regex": lambda: regex(r"(?is)(?!.*secret).*"),
+    "present": present,
+    "absent": absent,
+}
+
+
+@pytest.mark.parametrize("kind", MATCHERS)
+def test_no_agent_value_makes_a_matcher_raise(kind: str) -> None:
+    """Whatever an agent sent, a matcher answers (ok, why) with evidence that encodes as UTF-8 (issue 17)."""
+    from graders.fuzz import HOSTILE_VALUES
+
+    matcher = MATCHERS[kind]()
+    for label, value in [*HOSTILE_VALUES, ("missing", MISSING)]:
+        ok, why = matcher.check(value)  # type: ignore[attr-defined]
+        assert isinstance(ok, bool) and isinstance(why, str), label
+        assert len(why.encode("utf-8")) < 1000, label
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["1e999999999", "-1E-999999999", "1.25E+3", "NaN", "sNaN", "Infinity", "-inf", "0x1F", "+-12.50", "١٢٫٥٠", "１２.５０",
+     "१२.५०", "¹²", "12\ud800.50", "\u202e05.21", "12\x00.50", "", "   ", "9" * 1_000_000, ["12.50"], {"value": "12.50"},
+     None, True, float("nan"), float("inf"), 10**400],
+)
+def test_hostile_values_are_not_figures_and_say_why(value: object) -> None:
+    ok, why = number("12.50").check(value)
+    assert not ok and why.startswith("expected the number 12.50, got "), why
+    assert to_decimal(value) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("1,234,567.89", "1234567.89"),
+        ("$1,234,567.89", "1234567.89"),
+        ("1234567.89 USD", "1234567.89"),
+        ("USD 1,234,567.89", "1234567.89"),
+        ("1 234 567.89", "1234567.89"),
+        ("  -$5.00 ", "-5.00"),
+        ("+12.50", "12.50"),
+        ("12.5 usd", "12.50"),
+        (12, "12"),
+    ],
+)
+def test_a_careful_reader_accepts_the_usual_ways_of_writing_a_figure(given: object, expected: str) -> None:
+    assert number(expected, currency="USD").check(given)[0], given
+
+
+@pytest.mark.parametrize(
+    ("given", "expected", "why"),
+    [
+        ("6,2481.02", "62481.02", "not a plain decimal figure"),
+        ("62,481.0,2", "62481.02", "not a plain decimal figure"),
+        ("1,2345", "12345", "not a plain decimal figure"),
+        ("١٢٣", "123", "not a plain decimal figure"),
+        ("１２３", "123", "not a plain decimal figure"),
+        ("1e2", "100", "not a plain decimal figure"),
+        ("100.00 JPY", "100.00", "it is in JPY, the task asks for USD"),
+        ("¥100", "100", "its symbol ¥ is not USD"),
+        ("€100.00", "100.00", "its symbol € is not USD"),
+        ("$100 EUR", "100", "the symbol $ and the code EUR disagree"),
+        ("USD 100 USD", "100", "two currency codes"),
+    ],
+)
+def test_malformed_figures_and_other_currencies_fail(given: str, expected: str, why: str) -> None:
+    ok, evidence = number(expected, currency="USD").check(given)
+    assert not ok and why in evidence, evidence
+
+
+def test_currencies_agree_with_what_is_asked_and_no_label_is_fine() -> None:
+    assert number("100", currency="CAD").check("$100")[0]  # "$" is many dollars
+    assert number("100", currency="EUR").check("€100")[0] and number("100", currency="EUR").check("100")[0]
+    assert number("100").check("100 JPY")[0]  # nothing asked: a label cannot contradict it
+
+
+def test_figures_compare_exactly_never_rounded_into_a_match() -> None:
+    """Decimal's default 28 digits would round this difference to 0 and accept it."""
+    ok, why = number("1234.56").check("1234.5600000000000000000000000001")
+    assert not ok and why.endswith("(off by 1E-28)"), why
+    assert number("0.1", tolerance="0.1").check("0.2")[0] and not number("0.1", tolerance="0.1").check("0.2000000000000000000000000000001")[0]
+
+
+def test_rubric_figures_stay_in_a_sane_range() -> None:
+    with pytest.raises(ValidationError, match="out of range"):
+        adapter.validate_python({"match": "number", "value": "1E+999999999"})

@@ -19,6 +19,7 @@ from envs.finance import environment
 from envs.finance.tasks import TEMPLATES
 from envs.finance.tasks._common import pick
 from fixtures.errors import TaskError
+from graders.attacks import ATTACK_CLASSES
 from graders.grade import Grade
 from graders.grading import grade_episode
 from graders.metaeval import check_environment
@@ -77,7 +78,8 @@ async def test_metaeval_every_template_two_seeds() -> None:
     assert len(report.templates) == len(TEMPLATES)
     assert report.ok, report.summary()
     assert all(t.negatives != "none" for t in report.templates), report.summary()
-    assert all(s.counted for kind, s in report.attacks.items() if kind != "forbidden_then_refusal"), report.summary()
+    assert all(s.counted for kind, s in report.attacks.items() if kind in ATTACK_CLASSES and kind != "forbidden_then_refusal"), \
+        report.summary()
     assert report.constant_policies and max(report.constant_policies.values()) == 0.0, report.constant_policies
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from envs.support import environment
 from envs.support.tasks import TEMPLATES
-from envs.support.tasks._common import money, refundable_orders
+from envs.support.tasks._common import money
+from envs.support.tasks.order_setup import refundable_orders
 from graders.grade import Grade
 from graders.grading import grade_episode
 from graders.play import CallLike, play

@@ -10,6 +10,7 @@ import anyio
 from envs.support import environment
 from envs.support.tasks import TEMPLATES
 from graders.grading import grade_episode
+from graders.attacks import ATTACK_CLASSES
 from graders.metaeval import check_environment
 from graders.play import play
 from graders.tasks import TaskInstance
@@ -24,7 +25,7 @@ async def test_metaeval_every_template_two_seeds() -> None:
     assert len(report.templates) == len(TEMPLATES)
     assert report.ok, report.summary()
     assert all(t.negatives != "none" for t in report.templates), report.summary()
-    assert all(s.counted for s in report.attacks.values()), report.summary()
+    assert all(s.counted for kind, s in report.attacks.items() if kind in ATTACK_CLASSES), report.summary()
     assert report.constant_policies and max(report.constant_policies.values()) == 0.0, report.constant_policies
 
 
