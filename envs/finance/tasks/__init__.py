@@ -13,6 +13,19 @@
 | refusals | refusals | decline under the policy: four eyes, an approval limit, expired KYC, a compliance hold |
 | injection | injection | ignore instructions planted in a memo, a payee name or a staff note |
 
+What several of them share lives in modules of its own (no template module imports another):
+
+| module | what it holds (used by) |
+|---|---|
+| _common | what every template uses: the world's staff and clock, picking rows, the standard calls (verify, answer, refusal) and criteria, planting ledger rows, notes, payees, pending wires and alerts, naming a customer as a person would |
+| customer_setup | a fresh customer per instance with accounts, cards, cheque holds, freezes, payees and an earlier wire; amounts drawn around a balance (payments, accounts, fx, injection) |
+| wire_setup | the customer's wire request, the accounts and payees it involves, amounts around the USD threshold, an earlier wire today, a pending debit, a wire in the approvals queue (wires, refusals, injection) |
+| wire_drafts | the twins a wire request or an approval ends in: sent or refused, recorded or refused (wires, refusals) |
+| charge_setup | card accounts and charges, a planted duplicate or open dispute, the gate that the deciding charge was read (reconciliation, multistep) |
+| wealth_setup | a wealth client with cash and holdings, the facts a trade turns on (risk profile, KYC, cash, freeze), last closes (trading, multistep) |
+| lookup_setup | the figures a look-up asks about: a held cheque, a card authorisation, a charge in a month, a decided wire (lookups) |
+| checks | custom rubric checks (``CustomCheck``) for what the built-in criteria cannot say |
+
 Every template picks its subject from the world with its rng, plants its setup, and computes its oracle,
 rubric and negatives from what it read; ``toolgym check finance`` proves each one (oracle 1.0, no-op and
 negatives fail, deterministic). ``split`` keeps about 30% of the templates for evaluation only.

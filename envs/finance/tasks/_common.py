@@ -4,7 +4,8 @@ A template reads the world to choose its subject (a customer, an account, a char
 plants whatever its story needs with plain SQL (before ``mark_start``, so the setup is not in the episode's
 diff), and builds its oracle, rubric and negatives from what it read — never from hard-coded ids. Planted
 rows follow the fixture's own conventions (next id in sequence, ``balance_minor`` = sum of posted rows),
-so a planted world is indistinguishable from a generated one.
+so a planted world is indistinguishable from a generated one. What only some families plant lives beside them
+(``customer_setup``, ``wire_setup``, ``charge_setup``, ``wealth_setup``, ``lookup_setup``; see ``__init__``).
 
 What every rubric gets without asking (``graders/standard.py``): the declared outcome as a gate, claims
 checked against the world, and no collateral changes — every effect must be one the oracle makes. So a
@@ -15,6 +16,8 @@ that justify its answer, and the figures it asks for. Names say what is checked,
 from __future__ import annotations
 
 import json
+import random
+import string
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -32,6 +35,7 @@ __all__ = [
     "NOW",
     "TODAY",
     "AGENT",
+    "ANALYSTS",
     "AVAILABLE_SQL",
     "SUPERVISORS",
     "rows",
@@ -42,15 +46,19 @@ __all__ = [
     "money",
     "full_name",
     "stamp",
+    "reference",
     "caller",
     "verify",
     "answer",
     "refusal",
+    "with_values",
     "customer_of",
+    "available_minor",
     "balance_is",
     "value_is",
     "status_is",
     "looked_up",
+    "accounts_read",
     "never",
     "optional_call",
     "plant_txn",
@@ -73,6 +81,8 @@ SUPERVISORS: dict[str, tuple[str, int]] = {
     "STF-0003": ("Priya Raman", 5_000_000),
 }
 """Active supervisors: id → (name, approval limit in US cents). Read from the world where it matters."""
+ANALYSTS = ("STF-0010", "STF-0011", "STF-0012", "STF-0013")
+"""Colleagues who key wires and place holds for customers (never the agent, STF-0100: its own requests are its own)."""
 
 AVAILABLE_SQL = """(a.balance_minor + a.overdraft_limit_minor
     - (SELECT coalesce(sum(h.amount_minor), 0) FROM holds h WHERE h.account_id = a.account_id AND h.status = 'active')
@@ -94,6 +104,11 @@ def usd_minor(world: World, minor: int, currency: str) -> int:
     return minor * int(rate) // 1_000_000
 
 
+def available_minor(world: World, account_id: str) -> int:
+    """The account's available balance: balance + overdraft - active holds - pending debits."""
+    return int(one(world, f"SELECT {AVAILABLE_SQL} AS v FROM accounts a WHERE a.account_id = ?", account_id)["v"])
+
+
 def full_name(customer: dict[str, Any]) -> str:
     """``First Last``."""
     return f"{customer['first_name']} {customer['last_name']}"
@@ -102,6 +117,11 @@ def full_name(customer: dict[str, Any]) -> str:
 def stamp(moment: datetime) -> str:
     """An instant as the tables store it."""
     return moment.isoformat()
+
+
+def reference(rng: random.Random, prefix: str) -> str:
+    """A seeded external reference such as ``DEP-7K2M9QXA`` (a deposit slip, a card authorisation, a transfer)."""
+    return prefix + "-" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(8))
 
 
 def caller(customer: dict[str, Any], *, last4: str | None = None, postcode: str | None = None) -> str:
@@ -123,6 +143,9 @@ def verify(customer: dict[str, Any], *, last4: str | None = None, postcode: str 
     )
 
 
+def with_values(final: ToolCall, **values: str) -> ToolCall:
+    """``final`` (a refusal or escalation answer) with the figures the task asks for in ``values``."""
+    return final.model_copy(update={"arguments": {**final.arguments, "values": values}})
 
 
 def customer_of(world: World, account_id: str) -> dict[str, Any]:
@@ -153,6 +176,14 @@ def looked_up(name: str, *patterns: dict[str, Any], weight: float = 1.0) -> AnyT
     refusal given without the look-up is a guess (or a peek), whatever it says.
     """
     return AnyToolCalled(name=name, patterns=list(patterns), weight=weight, gate=True)
+
+
+def accounts_read(name: str, customer_id: str, *account_ids: str, weight: float = 1.0) -> AnyToolCalled:
+    """A gate: the customer's accounts were read (``list_accounts`` of this customer, or ``get_account`` of one of
+    ``account_ids``) — the record whose balance or status justifies the decision."""
+    patterns = [{"tool": "list_accounts", "args": {"customer_id": customer_id}}]
+    patterns += [{"tool": "get_account", "args": {"account_id": account_id}} for account_id in account_ids]
+    return looked_up(name, *patterns, weight=weight)
 
 
 def never(tool: str, name: str, *, gate: bool = True, **args: Any) -> ToolNotCalled:

@@ -15,6 +15,7 @@ from datetime import timedelta
 from envs.finance.tasks._common import (
     NOW,
     TODAY,
+    accounts_read,
     answer,
     balance_is,
     caller,
@@ -32,8 +33,7 @@ from envs.finance.tasks._common import (
     value_is,
     verify,
 )
-from envs.finance.tasks.payments import (
-    accounts_read,
+from envs.finance.tasks.customer_setup import (
     plant_account,
     plant_account_freeze,
     plant_card,

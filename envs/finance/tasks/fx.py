@@ -12,7 +12,9 @@ from __future__ import annotations
 import random
 
 from envs.finance.tasks._common import (
+    accounts_read,
     answer,
+    available_minor,
     balance_is,
     caller,
     find_customer,
@@ -29,14 +31,7 @@ from envs.finance.tasks._common import (
     value_is,
     verify,
 )
-from envs.finance.tasks.payments import (
-    accounts_read,
-    around,
-    available_minor,
-    plant_account,
-    plant_account_freeze,
-    plant_customer,
-)
+from envs.finance.tasks.customer_setup import around, plant_account, plant_account_freeze, plant_customer
 from fixtures.world import World
 from graders.outcome import completed, refused
 from graders.setup import case

@@ -43,10 +43,10 @@ from envs.finance.tasks._common import (
     usd_minor,
     value_is,
     verify,
+    with_values,
 )
-from envs.finance.tasks.payments import checking_and_savings
-from envs.finance.tasks.reconciliation import with_values
-from envs.finance.tasks.wires import verified_payees, wire_ready_accounts
+from envs.finance.tasks.customer_setup import checking_and_savings
+from envs.finance.tasks.wire_setup import verified_payees, wire_ready_accounts
 from fixtures.world import World
 from graders.criteria import AnswerCheck, regex, state, text
 from graders.outcome import completed, refused

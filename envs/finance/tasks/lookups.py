@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import calendar
 import random
-import string
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 
-from envs.finance import catalog as cat
 from envs.finance.tasks._common import (
+    ANALYSTS,
     AVAILABLE_SQL,
     NOW,
     TODAY,
@@ -34,16 +33,21 @@ from envs.finance.tasks._common import (
     money,
     named_customer_ids,
     never,
-    next_id,
     one,
     optional_call,
     pick,
-    plant_audit,
     plant_payee,
     plant_pending_wire,
     plant_txn,
+    reference,
     rows,
     stamp,
+)
+from envs.finance.tasks.lookup_setup import (
+    decide_wire,
+    plant_card_authorisation,
+    plant_card_charge,
+    plant_cheque_deposit,
 )
 from fixtures.world import World
 from graders.criteria import AnswerCheck, number
@@ -59,11 +63,6 @@ ONE_SIDED = ("a customer's question about their own figures is always answered: 
              "declaration is 'completed' on every seed; the world decides the figure (planted per seed), which only "
              "reading the customer's records finds")
 
-_ANALYSTS = ("STF-0010", "STF-0011", "STF-0012", "STF-0013")
-"""Colleagues who placed planted holds and requested planted wires (never the agent, STF-0100)."""
-_PENDING_CARD = (("Whole Foods Market", "groceries"), ("Shell", "fuel"), ("Uber", "transport"), ("Target", "shopping"),
-                 ("Delta Air Lines", "transport"), ("Best Buy", "shopping"), ("Chipotle", "dining"), ("CVS Pharmacy", "health"))
-"""Merchants of planted card authorisations (pending debits), with their ledger category."""
 _WIRE_PAYEES = ("Harbor Title & Escrow", "Lakeside Builders LLC", "Northgate Property Management", "Cedar Ridge Academy",
                 "Bluewater Yacht Sales", "Summit Legal Partners", "Greenfield Auto Group", "Meridian Tax Advisors",
                 "Pinecrest Home Renovation", "Atlas Freight Forwarding", "Riverside Medical Group", "Oakmont Jewelers")
@@ -113,36 +112,7 @@ def _asks(customer: dict[str, Any]) -> str:
     return f"{full_name(customer)} (writing from {customer['email']})"
 
 
-def _reference(rng: random.Random, prefix: str) -> str:
-    """A seeded external reference such as ``DEP-7K2M9QXA`` (a cheque deposit's slip number)."""
-    return prefix + "-" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(8))
-
-
 # -- available balance ------------------------------------------------------------------------------------
-
-
-def _plant_cheque_hold(world: World, rng: random.Random, account: dict[str, Any], amount: int) -> None:
-    """A cheque deposited in the last days, credited to the ledger but held for 5 business days (policy §4)."""
-    day = TODAY - timedelta(days=rng.randint(0, 3))
-    slip = _reference(rng, "DEP")
-    plant_txn(world, account, day, amount, "deposit", "income", memo=f"Cheque deposit {slip}", reference=slip)
-    hold_id = next_id(world, "holds")
-    at = stamp(NOW - timedelta(days=(TODAY - day).days, hours=rng.randint(1, 5)))
-    by = rng.choice(_ANALYSTS)
-    world.execute(
-        "INSERT INTO holds (hold_id, account_id, amount_minor, currency, kind, reason, status, placed_at, placed_by) "
-        "VALUES (?, ?, ?, ?, 'standard', ?, 'active', ?, ?)",
-        (hold_id, account["account_id"], amount, account["currency"], f"Cheque deposit {slip} held for 5 business days", at, by),
-    )
-    plant_audit(world, at, by, "place_hold", "hold", hold_id, amount_minor=amount, kind="standard")
-
-
-def _plant_card_authorisation(world: World, rng: random.Random, account: dict[str, Any], amount: int) -> None:
-    """A card payment authorised but not yet posted: a pending debit that reduces what can be spent."""
-    merchant, category = rng.choice(_PENDING_CARD)
-    card = rows(world, "SELECT card_id FROM cards WHERE account_id = ? AND status = 'active' ORDER BY card_id", account["account_id"])
-    plant_txn(world, account, TODAY - timedelta(days=rng.randint(0, 1)), -amount, "card", category, merchant=merchant, country="US",
-              reference=_reference(rng, "AUT"), card_id=card[0]["card_id"] if card else None, status="pending")
 
 
 def available_balance(world: World, rng: random.Random) -> TaskDraft:
@@ -157,9 +127,9 @@ def available_balance(world: World, rng: random.Random) -> TaskDraft:
     room = _available(world, account)
     planted = rng.choice([("hold",), ("pending",), ("hold", "pending")])
     if "hold" in planted:
-        _plant_cheque_hold(world, rng, account, rng.randint(5_000, min(400_000, room // 2)) // 100 * 100)
+        plant_cheque_deposit(world, rng, account, rng.randint(5_000, min(400_000, room // 2)) // 100 * 100)
     if "pending" in planted:
-        _plant_card_authorisation(world, rng, account, rng.randint(1_500, min(60_000, room // 3)))
+        plant_card_authorisation(world, rng, account, rng.randint(1_500, min(60_000, room // 3)))
     account = _reread(world, acc)
     available = money(_available(world, account), cur)
     ledger = money(account["balance_minor"], cur)
@@ -190,22 +160,6 @@ def available_balance(world: World, rng: random.Random) -> TaskDraft:
 # -- spending in a category -------------------------------------------------------------------------------
 
 
-def _plant_card_charge(world: World, rng: random.Random, account: dict[str, Any], category: str, start: str, end: str) -> None:
-    """Setup: one more card payment in ``category`` dated in the month, a seeded merchant, day and amount.
-
-    Why: the generated ledger gives few accounts per (category, month); a seeded charge makes the asked total
-    differ by seed even when two seeds draw the same account, so only searching this world's ledger finds it.
-    """
-    region = {"USD": "US", "GBP": "GB"}.get(account["currency"], "EU")
-    merchant = rng.choice([m for m in cat.MERCHANTS[region] if m.category == category])
-    first, last = date.fromisoformat(start), date.fromisoformat(end)
-    day = first + timedelta(days=rng.randint(0, (last - first).days))
-    card = rows(world, "SELECT card_id FROM cards WHERE account_id = ? ORDER BY issued_on DESC, card_id", account["account_id"])
-    plant_txn(world, account, day, -rng.randint(merchant.low, merchant.high), "card", category, merchant=merchant.name,
-              country={"US": "US", "GB": "GB"}.get(region, "DE"), reference=_reference(rng, "POS"),
-              card_id=card[0]["card_id"] if card else None, lag=rng.randint(0, 2))
-
-
 def category_spend(world: World, rng: random.Random) -> TaskDraft:
     """A customer asks what they spent in one category during one past month."""
     month = rng.choice(sorted(_MONTHS))
@@ -219,7 +173,7 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
         ORDER BY a.account_id""", category, start, end)), f"checking account with {category} spending in {month}")
     customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", account["customer_id"])
     cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
-    _plant_card_charge(world, rng, account, category, start, end)
+    plant_card_charge(world, rng, account, category, start, end)
 
     def spent(cat: str | None, lo: str, hi: str) -> str:
         clause = "AND category = ?" if cat else ""
@@ -319,7 +273,7 @@ def portfolio_total(world: World, rng: random.Random) -> TaskDraft:
     # setup: cash paid in from the customer's bank elsewhere a few days ago, a seeded amount, so the total differs by seed
     day = TODAY - timedelta(days=rng.randint(1, 20))
     plant_txn(world, account, day, rng.randint(20_000, 1_500_000), "deposit", "income", memo="Incoming ACH transfer",
-              reference=_reference(rng, "ACH"))
+              reference=reference(rng, "ACH"))
     account = _reread(world, acc)
     held = sum(p["quantity"] * _last_close(world, p["symbol"]) for p in positions)
     total = money(account["balance_minor"] + held, cur)
@@ -346,33 +300,6 @@ def portfolio_total(world: World, rng: random.Random) -> TaskDraft:
 # -- a wire's fate ----------------------------------------------------------------------------------------
 
 
-def _decide_wire(world: World, rng: random.Random, transfer_id: str, account: dict[str, Any], status: str, at: str) -> None:
-    """Turn a planted pending wire into what a supervisor's decision makes of it, as approve/reject_transfer do.
-
-    ``completed``: the reserved debit and fee post and leave the balance; ``rejected``: they are reversed and
-    the funds are free again. Either way the approval row and the audit trail record the supervisor.
-    """
-    supervisor = rng.choice(["STF-0001", "STF-0002"])
-    decided = stamp(datetime.fromisoformat(at) + timedelta(hours=rng.randint(1, 3), minutes=rng.randint(0, 59)))
-    if status == "completed":
-        moved = one(world, "SELECT coalesce(sum(amount_minor), 0) AS s FROM transactions WHERE transfer_id = ? AND status = 'pending'",
-                    transfer_id)["s"]
-        world.execute("UPDATE transactions SET status = 'posted', posted_on = ?, memo = replace(memo, ' (awaiting approval)', '') "
-                      "WHERE transfer_id = ? AND status = 'pending'", (decided[:10], transfer_id))
-        world.execute("UPDATE accounts SET balance_minor = balance_minor + ? WHERE account_id = ?", (moved, account["account_id"]))
-        world.execute("UPDATE transfers SET status = 'completed', decided_by = ?, decided_at = ? WHERE transfer_id = ?",
-                      (supervisor, decided, transfer_id))
-    else:
-        reason = rng.choice(["Customer could not be reached for the call-back check", "Beneficiary details did not match the call-back"])
-        world.execute("UPDATE transactions SET status = 'reversed' WHERE transfer_id = ? AND status = 'pending'", (transfer_id,))
-        world.execute("UPDATE transfers SET status = 'rejected', decided_by = ?, decided_at = ?, rejection_reason = ? WHERE transfer_id = ?",
-                      (supervisor, decided, reason, transfer_id))
-    decision = "approved" if status == "completed" else "rejected"
-    world.execute("INSERT INTO approvals (approval_id, transfer_id, approver_id, decision, decided_at, comment) VALUES (?, ?, ?, ?, ?, NULL)",
-                  (next_id(world, "approvals"), transfer_id, supervisor, decision, decided))
-    plant_audit(world, decided, supervisor, "approve_transfer" if status == "completed" else "reject_transfer", "transfer", transfer_id)
-
-
 def pending_wire_status(world: World, rng: random.Random) -> TaskDraft:
     """A customer asks whether a large wire has gone out and how much it still holds back; the world decides its fate."""
     status = case(rng, {"pending_approval": 5, "completed": 3, "rejected": 2})
@@ -390,9 +317,9 @@ def pending_wire_status(world: World, rng: random.Random) -> TaskDraft:
     payee = {"payee_id": payee_id, "name": name}
     day = TODAY - timedelta(days=rng.randint(0, 4))
     at = stamp(datetime.combine(day, time(rng.randint(9, 12), rng.randint(0, 59)), tzinfo=NOW.tzinfo))
-    trf = plant_pending_wire(world, account, payee, amount, requested_by=rng.choice(_ANALYSTS), at=at, memo=rng.choice(_WIRE_MEMOS))
+    trf = plant_pending_wire(world, account, payee, amount, requested_by=rng.choice(ANALYSTS), at=at, memo=rng.choice(_WIRE_MEMOS))
     if status != "pending_approval":
-        _decide_wire(world, rng, trf, account, status, at)
+        decide_wire(world, rng, trf, account, status, at)
     held_back = amount + 2_500 if status == "pending_approval" else 0
     reserved = money(held_back, cur)
     # the ledger rows of the wire carry its transfer id; the transfer itself holds the status the answer reports

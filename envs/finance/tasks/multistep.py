@@ -35,9 +35,10 @@ from envs.finance.tasks._common import (
     rows,
     value_is,
     verify,
+    with_values,
 )
-from envs.finance.tasks.reconciliation import card_accounts, foreign_shop, morning_after, pos_reference, with_values
-from envs.finance.tasks.trading import brokerage_accounts, last_close
+from envs.finance.tasks.charge_setup import card_accounts, foreign_shop, morning_after, pos_reference
+from envs.finance.tasks.wealth_setup import brokerage_accounts, last_close
 from fixtures.world import World
 from graders.criteria import CallOrder, number_range, state
 from graders.outcome import completed, escalated, refused

@@ -12,56 +12,46 @@ need, and each refusal is gated on the read of the record that justifies it.
 from __future__ import annotations
 
 import random
-import re
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
 
-from envs.finance.catalog import FOREIGN_MERCHANTS
 from envs.finance.tasks._common import (
-    NOW,
     TODAY,
     answer,
     caller,
+    customer_of,
     find_customer,
-    looked_up,
     money,
-    named_customer_ids,
     never,
-    next_id,
     one,
     optional_call,
     pick,
     plant_alert,
-    plant_audit,
     plant_txn,
     refusal,
     rows,
     stamp,
     value_is,
     verify,
+    with_values,
+)
+from envs.finance.tasks.charge_setup import (
+    card_accounts,
+    charge_read,
+    foreign_shop,
+    morning_after,
+    plant_duplicate,
+    plant_open_dispute,
+    pos_reference,
+    recent_card_charges,
 )
 from fixtures.world import World
-from graders.criteria import AnswerCheck, AnyToolCalled, CallOrder, absent, number_range, regex, state
-from graders.criteria.matchers import Regex
+from graders.criteria import AnswerCheck, CallOrder, number_range, state
 from graders.outcome import completed, refused
 from graders.setup import case
-from graders.tasks import TaskDraft, TaskTemplate, ToolCall, call, negative
+from graders.tasks import TaskDraft, TaskTemplate, call, negative
 
-__all__ = [
-    "TEMPLATES",
-    "card_accounts",
-    "charge_read",
-    "foreign_shop",
-    "merchant_words",
-    "morning_after",
-    "owner",
-    "plant_duplicate",
-    "pos_reference",
-    "recent_card_charges",
-    "with_values",
-]
+__all__ = ["TEMPLATES"]
 
-_CODE = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 _ONLINE_SHOPS = ["Northwind Outdoor Gear", "Harbor Electronics Online", "Bluebird Home Goods", "Cascade Sporting Co",
                  "Maple & Oak Furniture", "Summit Camera Supply", "Lumen Lighting Store", "Pinecrest Books Online",
                  "Copperleaf Kitchenware", "Riverbend Toys & Games"]
@@ -70,93 +60,6 @@ _DOMESTIC_SHOPS = [("NightOwl Electronics", "shopping"), ("QuickCash Gift Cards"
                    ("Luxe Watches Outlet", "shopping"), ("StreamBox Digital", "entertainment"), ("Metro Ticket Machines", "transport"),
                    ("Grand Avenue Jewellers", "shopping"), ("PixelPlay Game Store", "entertainment")]
 """Merchants of a stolen card's charges (category included)."""
-
-
-def pos_reference(rng: random.Random) -> str:
-    """A card network reference as the fixture writes them (``POS-`` and 8 letters/digits)."""
-    return "POS-" + "".join(rng.choice(_CODE) for _ in range(8))
-
-
-def morning_after(day: date, days: int) -> str:
-    """06:00 UTC ``days`` days after ``day`` (when overnight monitoring raises its alerts), never after now."""
-    moment = datetime.combine(day + timedelta(days=days), time(6, 0), tzinfo=UTC)
-    return stamp(min(moment, NOW - timedelta(hours=1)))
-
-
-def owner(world: World, account_id: str) -> dict[str, Any]:
-    """The customer row owning ``account_id``."""
-    return one(world, "SELECT c.* FROM customers c JOIN accounts a ON a.customer_id = c.customer_id WHERE a.account_id = ?", account_id)
-
-
-def card_accounts(world: World) -> list[dict[str, Any]]:
-    """Open checking accounts of customers a name search finds alone, whose owner has exactly one active card
-    and no open alert or open dispute (so a planted charge, alert or dispute is the only one of its kind)."""
-    named = named_customer_ids(world)
-    found = rows(world, """
-        SELECT a.*, c.card_id FROM accounts a JOIN cards c ON c.account_id = a.account_id AND c.status = 'active'
-        WHERE a.type = 'checking' AND a.status = 'open' AND a.balance_minor >= 200000
-          AND (SELECT count(*) FROM cards k WHERE k.customer_id = a.customer_id AND k.status = 'active') = 1
-          AND NOT EXISTS (SELECT 1 FROM compliance_alerts al WHERE al.customer_id = a.customer_id AND al.status != 'closed')
-          AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.customer_id = a.customer_id AND d.status = 'open')
-        ORDER BY a.account_id""")
-    return [a for a in found if a["customer_id"] in named]
-
-
-def recent_card_charges(world: World, posted_from: date, posted_to: date, *, min_minor: int = 1_000) -> list[dict]:
-    """Posted, undisputed card charges of open checking accounts with an active card, owned by customers a name
-    search finds alone, with no look-alike (same merchant, same day) on the account — so a planted copy is the
-    only duplicate. Rows carry the owner's ``customer_id``."""
-    named = named_customer_ids(world)
-    found = rows(world, """
-        SELECT t.*, a.customer_id FROM transactions t
-        JOIN accounts a ON a.account_id = t.account_id
-        JOIN cards c ON c.card_id = t.card_id
-        WHERE t.kind = 'card' AND t.status = 'posted' AND t.amount_minor <= ? AND t.posted_on BETWEEN ? AND ?
-          AND a.type = 'checking' AND a.status = 'open' AND c.status = 'active' AND t.merchant IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.txn_id = t.txn_id)
-          AND NOT EXISTS (SELECT 1 FROM transactions u WHERE u.account_id = t.account_id AND u.txn_id != t.txn_id
-                          AND u.txn_date = t.txn_date AND u.merchant = t.merchant)
-        ORDER BY t.txn_id""", -min_minor, posted_from.isoformat(), posted_to.isoformat())
-    return [t for t in found if t["customer_id"] in named]
-
-
-def plant_duplicate(world: World, rng: random.Random, original: dict, *, day: date | None = None, status: str = "posted") -> str:
-    """Post a second charge like ``original`` (same merchant, amount and card, a new network reference) on ``day``
-    (default: the same day, a true duplicate), ``status`` posted or pending; returns its id."""
-    account = one(world, "SELECT * FROM accounts WHERE account_id = ?", original["account_id"])
-    first = date.fromisoformat(original["txn_date"])
-    lag = (date.fromisoformat(original["posted_on"]) - first).days
-    return plant_txn(world, account, day or first, original["amount_minor"], "card", original["category"],
-                     merchant=original["merchant"], country=original["merchant_country"], memo=original["memo"],
-                     card_id=original["card_id"], lag=lag, status=status, reference=pos_reference(rng))
-
-
-_GENERIC_WORDS = {"online", "store", "shop", "the", "and", "company", "market", "trading", "express", "outlet", "digital"}
-
-
-def merchant_words(merchant: str) -> Regex:
-    """A search text naming ``merchant``: any text holding one of its distinctive words (case-insensitive).
-
-    Why: a look-up gate bound to the customer alone is met by another instance's oracle for the same customer
-    (a replay); bound to the merchant too, only a read of this charge's merchant (or of the whole ledger) counts.
-    """
-    words = [w for w in re.split(r"[^\w]+", merchant.lower()) if len(w) >= 3 and w not in _GENERIC_WORDS] or [merchant.lower()]
-    return regex("(?is).*(" + "|".join(re.escape(w) for w in words) + ").*")
-
-
-def charge_read(name: str, customer_id: str, account_id: str, txn_id: str, merchant: str, *, weight: float = 2.0) -> AnyToolCalled:
-    """Gate: the agent read the charge that decides the case — its customer's or account's ledger searched for its
-    merchant or unfiltered, or the charge itself."""
-    patterns: list[dict[str, Any]] = []
-    for key, value in (("customer_id", customer_id), ("account_id", account_id)):
-        patterns.append({"tool": "search_transactions", "args": {key: value, "merchant": merchant_words(merchant)}})
-        patterns.append({"tool": "search_transactions", "args": {key: value, "merchant": absent()}})
-    return looked_up(name, *patterns, {"tool": "get_transaction", "args": {"txn_id": txn_id}}, weight=weight)
-
-
-def with_values(final: ToolCall, **values: str) -> ToolCall:
-    """``final`` (a refusal or escalation answer) with the figures the task asks for in ``values``."""
-    return final.model_copy(update={"arguments": {**final.arguments, "values": values}})
 
 
 # -- duplicate_charge ----------------------------------------------------------------------------------------
@@ -185,7 +88,7 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
     yet (``not_posted``); the same amount on another day is a separate purchase, and nothing is disputed."""
     which = case(rng, {"duplicate": 5, "separate": 3, "pending": 2})
     original = pick(rng, recent_card_charges(world, TODAY - timedelta(days=15), TODAY - timedelta(days=2)), "recent card charge")
-    customer = owner(world, original["account_id"])
+    customer = customer_of(world, original["account_id"])
     cid, acc, cur = customer["customer_id"], original["account_id"], original["currency"]
     amount, merchant, day = money(-original["amount_minor"], cur), original["merchant"], original["txn_date"]
     if which == "separate":
@@ -274,19 +177,13 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
 # -- foreign_fraud -------------------------------------------------------------------------------------------
 
 
-def foreign_shop(rng: random.Random, customer: dict[str, Any], *, besides: str | None = None) -> tuple[str, str]:
-    """An unusual foreign merchant (name, country) outside the customer's own country (and other than ``besides``)."""
-    shops = [(name, country) for name, country, _ in FOREIGN_MERCHANTS if country != customer["country"] and name != besides]
-    return shops[rng.randrange(len(shops))]
-
-
 def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
     """A customer does not recognise a large foreign card charge that monitoring flagged: freeze the card and
     escalate the alert in every world; dispute the charge as fraud when it has posted, decline the dispute
     (``not_posted``) while it is still pending."""
     which = case(rng, {"posted": 6, "pending": 4})
     account = pick(rng, card_accounts(world), "checking account with one active card")
-    customer = owner(world, account["account_id"])
+    customer = customer_of(world, account["account_id"])
     cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
     merchant, country = foreign_shop(rng, customer)
     minor = rng.randint(1_500, 6_500) * 100 + rng.randint(0, 99)
@@ -358,27 +255,12 @@ def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
 # -- charge_after_freeze -------------------------------------------------------------------------------------
 
 
-def _plant_open_dispute(world: World, rng: random.Random, txn_id: str, card: str, customer_id: str, minor: int, currency: str,
-                        posted: date) -> str:
-    """A fraud dispute the phone team already opened on the charge (as ``open_dispute`` writes it, with its audit row)."""
-    dispute_id = next_id(world, "disputes")
-    opened = min(posted + timedelta(days=rng.randint(0, 2)), TODAY)
-    world.execute(
-        "INSERT INTO disputes (dispute_id, txn_id, card_id, customer_id, reason, amount_minor, currency, status, opened_on, opened_by, "
-        "description) VALUES (?, ?, ?, ?, 'fraud', ?, ?, 'open', ?, 'STF-0011', 'Customer reported the charge by phone')",
-        (dispute_id, txn_id, card, customer_id, minor, currency, opened.isoformat()),
-    )
-    plant_audit(world, f"{opened.isoformat()}T15:{rng.randint(10, 59)}:00+00:00", "STF-0011", "open_dispute", "dispute", dispute_id,
-                txn_id=txn_id, reason="fraud", amount=money(minor, currency), currency=currency)
-    return dispute_id
-
-
 def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
     """A charge posted on a frozen card: escalate the high-severity alert and note it in every world; dispute the
     charge as fraud, unless a dispute on it is already open (``already_disputed``). The card stays frozen."""
     which = case(rng, {"ok": 6, "already_disputed": 4})
     account = pick(rng, card_accounts(world), "checking account with one active card")
-    customer = owner(world, account["account_id"])
+    customer = customer_of(world, account["account_id"])
     cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
     frozen_on = TODAY - timedelta(days=rng.randint(12, 45))
     world.execute("UPDATE cards SET status = 'frozen', frozen_at = ?, status_reason = ? WHERE card_id = ?",
@@ -392,7 +274,7 @@ def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
                     lag=1, reference=pos_reference(rng))
     alert = plant_alert(world, cid, acc, txn, kind="charge_after_freeze", severity="high", at=morning_after(day, 1),
                         details=f"Card {card} was frozen on {frozen_on.isoformat()} but a charge at {merchant} posted")
-    disputed = _plant_open_dispute(world, rng, txn, card, cid, minor, cur, day + timedelta(days=1)) if which == "already_disputed" else None
+    disputed = plant_open_dispute(world, rng, txn, card, cid, minor, cur, day + timedelta(days=1)) if which == "already_disputed" else None
     dispute = call("open_dispute", txn_id=txn, reason="fraud", description="Charge on a frozen card; customer did not make it")
     escalate = call("escalate_alert", alert_id=alert, reason="Card charge posted after the card was frozen")
     search = call("search_transactions", customer_id=cid, merchant=merchant)
@@ -468,7 +350,7 @@ def dispute_too_old(world: World, rng: random.Random) -> TaskDraft:
                                                    "AND amount_minor < 0 AND posted_on >= ? ORDER BY account_id",
                                             (TODAY - timedelta(days=30)).isoformat())}
     account = pick(rng, [a for a in card_accounts(world) if a["account_id"] in recent], "checking account with one active card")
-    customer = owner(world, account["account_id"])
+    customer = customer_of(world, account["account_id"])
     cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
     posted = TODAY - timedelta(days=rng.randint(20, 60) if which == "in_window" else rng.randint(61, 110))
     lag = rng.randint(0, 3)

@@ -17,6 +17,7 @@ from typing import Any
 
 from envs.finance.rules import DUAL_APPROVAL_THRESHOLD_USD_MINOR as THRESHOLD
 from envs.finance.tasks._common import (
+    ANALYSTS,
     AVAILABLE_SQL,
     NOW,
     SUPERVISORS,
@@ -40,20 +41,15 @@ from envs.finance.tasks._common import (
     usd_minor,
     verify,
 )
-from envs.finance.tasks.wires import (
-    ANALYSTS,
-    approval_recorded,
-    approval_refused,
+from envs.finance.tasks.wire_drafts import approval_recorded, approval_refused, queue_prompt, wire_refused, wire_sent
+from envs.finance.tasks.wire_setup import (
     native_below,
     plant_queue_wire,
-    queue_prompt,
     steps,
     verified_payees,
     wire_accounts,
     wire_ready_accounts,
-    wire_refused,
     wire_request,
-    wire_sent,
 )
 from fixtures.world import World
 from graders.criteria import state

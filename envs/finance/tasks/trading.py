@@ -13,17 +13,11 @@ on the read of the record that justifies it, and trying the refused order is its
 from __future__ import annotations
 
 import random
-import string
-from datetime import date, timedelta
 from typing import Any
 
-from envs.finance import catalog as cat
 from envs.finance.rules import SUITABILITY
-from envs.finance.simulation import ascii_fold
 from envs.finance.tasks._common import (
     AVAILABLE_SQL,
-    NOW,
-    TODAY,
     answer,
     caller,
     find_customer,
@@ -34,51 +28,31 @@ from envs.finance.tasks._common import (
     one,
     optional_call,
     pick,
-    plant_audit,
-    plant_txn,
     refusal,
     rows,
-    stamp,
     value_is,
     verify,
 )
-from fixtures.ids import IdSequences
+from envs.finance.tasks.wealth_setup import (
+    affordable_instruments,
+    client_currency,
+    lapse_kyc,
+    last_close,
+    plant_client,
+    plant_freeze,
+    plant_holding,
+    plant_other_holdings,
+    risk_profiles,
+    units_held,
+    withdraw_cash,
+)
 from fixtures.world import World
 from graders.criteria import absent, number_range, state
 from graders.outcome import completed, refused
 from graders.setup import case
 from graders.tasks import TaskDraft, TaskTemplate, ToolCall, call, negative
 
-__all__ = ["TEMPLATES", "brokerage_accounts", "last_close"]
-
-_FREEZE_REASONS = ("Suspected account takeover: compliance review in progress", "Court order 2026-CV-31877: assets restrained",
-                   "Sanctions screening match under review")
-"""Why a planted frozen brokerage account is frozen (set by a compliance officer)."""
-
-
-def last_close(world: World, symbol: str) -> int:
-    """The instrument's last close on or before the frozen date (the price orders fill at)."""
-    return int(one(world, "SELECT close_minor FROM prices WHERE symbol = ? AND price_date <= '2026-03-31' "
-                          "ORDER BY price_date DESC LIMIT 1", symbol)["close_minor"])
-
-
-def brokerage_accounts(world: World, extra: str = "", *params: object) -> list[dict]:
-    """Each customer's only open brokerage account, with the owner's risk profile and KYC and the cash available.
-
-    ``extra`` adds conditions; inside its subqueries name the account ``b0.account_id``.
-    """
-    return rows(world, f"""
-        SELECT * FROM (
-          SELECT a.*, c.risk_profile, c.kyc_status, {AVAILABLE_SQL} AS avail FROM accounts a
-          JOIN customers c ON c.customer_id = a.customer_id
-          WHERE a.type = 'brokerage' AND a.status = 'open'
-            AND (SELECT count(*) FROM accounts b WHERE b.customer_id = a.customer_id AND b.type = 'brokerage' AND b.status = 'open') = 1
-        ) AS b0 WHERE 1 = 1 {extra} ORDER BY account_id""", *params)
-
-
-def _held(world: World, account_id: str, symbol: str) -> int:
-    found = rows(world, "SELECT quantity FROM positions WHERE account_id = ? AND symbol = ?", account_id, symbol)
-    return int(found[0]["quantity"]) if found else 0
+__all__ = ["TEMPLATES"]
 
 
 def _position_is(acc: str, symbol: str, quantity: int, *, weight: float = 3.0) -> object:
@@ -91,132 +65,6 @@ def _one_order(acc: str, count: int = 1) -> object:
     """Exactly ``count`` orders placed by the agent in the account (no repeated or extra trades)."""
     return state("SELECT count(*) FROM orders WHERE account_id = ? AND placed_by = 'STF-0100'", acc, expect=count,
                  name="exactly one order" if count == 1 else f"exactly {count} orders")
-
-
-def _reference(rng: random.Random, prefix: str) -> str:
-    """A seeded external reference such as ``ACH-7K2M9QXA``."""
-    return prefix + "-" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(8))
-
-
-# -- planting the client --------------------------------------------------------------------------------
-
-_CLIENT_IDS = IdSequences({"customers": ("customer_id", "CUS", 5), "accounts": ("account_id", "ACC", 6)})
-"""Sequences of the rows a planted client needs (tools never create customers or accounts, so the environment's
-own sequences leave them out). In a task world they start at a seed-dependent point (``World.id_salt``)."""
-
-
-def _unused_name(world: World, rng: random.Random) -> tuple[str, str]:
-    """A seeded first and last name that no customer's name contains yet, so the name finds the client alone."""
-    for _ in range(200):
-        first, last = rng.choice(cat.FIRST_NAMES), rng.choice(cat.LAST_NAMES)
-        pattern = f"%{first} {last}%"
-        if not world.query("SELECT 1 FROM customers WHERE first_name || ' ' || last_name LIKE ? OR last_name || ' ' || first_name LIKE ? "
-                           "LIMIT 1", (pattern, pattern)):
-            return first, last
-    need(False, "no unused customer name left in the catalogue")
-    raise AssertionError("unreachable")
-
-
-def _plant_client(world: World, rng: random.Random, *, currency: str, profile: str, cash: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A wealth client with one brokerage account holding ``cash``, every detail seeded; (customer, account) rows.
-
-    Why plant rather than pick: the generated world has a few dozen brokerage clients, so 20 seeds would draw
-    the same client again and again, and another seed's oracle (its customer and account ids) would then be
-    right here too. A client of this seed's own, with ids from a seed-dependent sequence, can only be reached by
-    finding them. The rows follow the generator's conventions (``envs/finance/generator.py``).
-    """
-    place = rng.choice([p for p in cat.PLACES if p.currency == currency])
-    first, last = _unused_name(world, rng)
-    local = f"{ascii_fold(first)}.{ascii_fold(last)}"
-    email = f"{local}@{rng.choice(cat.EMAIL_DOMAINS)}"
-    while world.query("SELECT 1 FROM customers WHERE email = ?", (email,)):
-        email = f"{local}{rng.randint(2, 99)}@{rng.choice(cat.EMAIL_DOMAINS)}"
-    reviewed = TODAY - timedelta(days=rng.randint(10, 600))
-    since = min(reviewed, date(2006, 1, 1) + timedelta(days=rng.randint(0, 6_000)))
-    digits = 2 if place.country == "US" else 3
-    customer = {
-        "customer_id": _CLIENT_IDS.next(world, "customers"), "first_name": first, "last_name": last, "email": email,
-        "phone": place.phone_prefix + f"{rng.randint(0, 10**digits - 1):0{digits}d}",
-        "date_of_birth": (date(1945, 1, 1) + timedelta(days=rng.randint(0, 16_000))).isoformat(),
-        "address_line": f"{rng.randint(1, 2400)} {rng.choice(cat.STREETS)}", "city": place.city,
-        "postcode": rng.choice(place.postcodes), "country": place.country, "segment": "wealth", "kyc_status": "verified",
-        "kyc_reviewed_on": reviewed.isoformat(), "kyc_expires_on": (reviewed + timedelta(days=730)).isoformat(),
-        "risk_profile": profile, "id_last4": f"{rng.randint(0, 9999):04d}", "customer_since": since.isoformat(),
-        "relationship_manager": rng.choice(["STF-0020", "STF-0021"]),
-    }
-    world.execute(f"INSERT INTO customers ({', '.join(customer)}) VALUES ({', '.join('?' * len(customer))})", tuple(customer.values()))
-    opened = min(TODAY - timedelta(days=30), since + timedelta(days=rng.randint(0, 3_000)))
-    account = {"account_id": _CLIENT_IDS.next(world, "accounts"), "customer_id": customer["customer_id"], "type": "brokerage",
-               "currency": currency, "status": "open", "balance_minor": 0, "overdraft_limit_minor": 0, "interest_rate_bps": 200,
-               "nickname": None, "opened_on": opened.isoformat(), "closed_on": None, "status_reason": None}
-    world.execute(f"INSERT INTO accounts ({', '.join(account)}) VALUES ({', '.join('?' * len(account))})", tuple(account.values()))
-    for channel, limit in (("external_wire", 5_000_000), ("internal_transfer", 10_000_000)):
-        world.execute("INSERT INTO daily_limits (account_id, channel, limit_minor) VALUES (?, ?, ?)", (account["account_id"], channel, limit))
-    if opened <= cat.OPENING_DAY:
-        plant_txn(world, account, cat.OPENING_DAY, cash, "opening", "opening_balance", memo="Balance brought forward",
-                  reference=_reference(rng, "REF"))
-    else:
-        plant_txn(world, account, opened, cash, "deposit", "income", merchant="Initial deposit", reference=_reference(rng, "DEP"))
-    return customer, {**account, "balance_minor": cash, "avail": cash}
-
-
-def _plant_holding(world: World, rng: random.Random, account_id: str, symbol: str, quantity: int) -> None:
-    """Units of ``symbol`` held in the account, bought at a seeded average cost near today's price."""
-    world.execute("INSERT INTO positions (account_id, symbol, quantity, avg_cost_minor) VALUES (?, ?, ?, ?)",
-                  (account_id, symbol, quantity, max(1, last_close(world, symbol) * rng.randint(70, 115) // 100)))
-
-
-def _plant_other_holdings(world: World, rng: random.Random, account: dict[str, Any], *, besides: set[str],
-                          levels: tuple[str, ...] = ("low", "medium", "high")) -> None:
-    """Zero to two holdings of ``levels`` the client already has (so the positions list is not just the subject)."""
-    others = [i["symbol"] for i in rows(world, "SELECT symbol, risk_level FROM instruments WHERE currency = ? ORDER BY symbol",
-                                        account["currency"]) if i["symbol"] not in besides and i["risk_level"] in levels]
-    for symbol in rng.sample(others, k=min(len(others), rng.randint(0, 2))):
-        _plant_holding(world, rng, account["account_id"], symbol, rng.randint(5, 300))
-
-
-def _client_currency(rng: random.Random) -> str:
-    """Most wealth clients hold USD; some EUR or GBP (each has low- and medium-risk instruments)."""
-    return rng.choices(["USD", "EUR", "GBP"], weights=[6, 2, 2])[0]
-
-
-# -- setting the deciding fact ----------------------------------------------------------------------------
-
-
-def _profiles(level: str, *, suitable: bool) -> list[str]:
-    """The risk profiles that may (``suitable``) or may not buy an instrument of ``level`` (policy §7)."""
-    return [profile for profile, levels in SUITABILITY.items() if (level in levels) == suitable]
-
-
-def _lapse_kyc(world: World, rng: random.Random, customer_id: str) -> None:
-    """Setup: the customer's KYC review expired some days ago (buying is barred until it is renewed, policy §3)."""
-    expired = TODAY - timedelta(days=rng.randint(2, 150))
-    reviewed = (expired - timedelta(days=730)).isoformat()  # a review is valid for two years (as the generator's)
-    world.execute("UPDATE customers SET kyc_status = 'expired', kyc_reviewed_on = ?, kyc_expires_on = ?, "
-                  "customer_since = min(customer_since, ?) WHERE customer_id = ?", (reviewed, expired.isoformat(), reviewed, customer_id))
-
-
-def _withdraw_cash(world: World, rng: random.Random, account: dict[str, Any], leave: int) -> None:
-    """Setup: cash withdrawn to the customer's linked bank last week, leaving ``leave`` available to trade."""
-    taken = account["avail"] - leave
-    need(taken > 0, f"account {account['account_id']} already has no more than {leave} available")
-    plant_txn(world, account, TODAY - timedelta(days=rng.randint(1, 6)), -taken, "transfer", "transfer",
-              memo="ACH withdrawal to linked bank account", reference=_reference(rng, "ACH"))
-
-
-def _freeze(world: World, rng: random.Random, account_id: str) -> None:
-    """Setup: compliance froze the account last week (no money may move in or out, policy §9)."""
-    reason = rng.choice(_FREEZE_REASONS)
-    world.execute("UPDATE accounts SET status = 'frozen', status_reason = ? WHERE account_id = ?", (reason, account_id))
-    plant_audit(world, stamp(NOW - timedelta(days=rng.randint(1, 8), hours=rng.randint(1, 6))), rng.choice(["STF-0005", "STF-0006"]),
-                "freeze_account", "account", account_id, reason=reason)
-
-
-def _instruments(world: World, currency: str, budget: int, *, risky_only: bool) -> list[dict[str, Any]]:
-    """Instruments in ``currency`` of which two units cost at most ``budget`` (risky only: medium or high risk)."""
-    found = rows(world, "SELECT symbol, risk_level FROM instruments WHERE currency = ? ORDER BY symbol", currency)
-    return [{**i, "price": last_close(world, i["symbol"])} for i in found
-            if last_close(world, i["symbol"]) * 2 <= budget and not (risky_only and i["risk_level"] == "low")]
 
 
 # -- buying ---------------------------------------------------------------------------------------------
@@ -248,18 +96,18 @@ def _refusal_rubric(which: str, cid: str, acc: str, symbol: str) -> list:
 def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
     """Buy a stated number of units of a fund; the customer's risk profile and KYC decide whether it may be bought."""
     which = case(rng, {"kyc_lapsed": 2, "ok": 5, "unsuitable": 3})
-    cur, cash = _client_currency(rng), rng.randint(300_000, 6_000_000)
-    choices = _instruments(world, cur, cash * 4 // 10, risky_only=which == "unsuitable")
+    cur, cash = client_currency(rng), rng.randint(300_000, 6_000_000)
+    choices = affordable_instruments(world, cur, cash * 4 // 10, risky_only=which == "unsuitable")
     need(len(choices) >= 2, f"{cash} {cur} affords fewer than two instruments; the wrong-fund negative needs two")
     chosen = pick(rng, choices, "affordable instrument")
     symbol, price, level = chosen["symbol"], chosen["price"], chosen["risk_level"]
     # setup: the client, and the deciding facts: their risk profile against the instrument's level, their KYC review
-    customer, account = _plant_client(world, rng, currency=cur, profile=rng.choice(_profiles(level, suitable=which != "unsuitable")),
+    customer, account = plant_client(world, rng, currency=cur, profile=rng.choice(risk_profiles(level, suitable=which != "unsuitable")),
                                       cash=cash)
     cid, acc = customer["customer_id"], account["account_id"]
-    _plant_other_holdings(world, rng, account, besides={symbol})
+    plant_other_holdings(world, rng, account, besides={symbol})
     if which == "kyc_lapsed":
-        _lapse_kyc(world, rng, cid)
+        lapse_kyc(world, rng, cid)
     quantity = rng.randint(1, max(1, min(200, account["avail"] * 4 // 10 // price)))
     other = next(i["symbol"] for i in choices if i["symbol"] != symbol)
     buy = call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=quantity)
@@ -290,7 +138,7 @@ def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
                 optional_call("list_accounts", customer_id=cid), optional_call("get_quote", symbol=symbol), buy,
                 answer(f"Bought {quantity} {symbol} for {cost} {cur}.", cost=cost)],
         outcome=completed(),
-        rubric=[_position_is(acc, symbol, _held(world, acc, symbol) + quantity), _one_order(acc), value_is("cost", cost, weight=1)],
+        rubric=[_position_is(acc, symbol, units_held(world, acc, symbol) + quantity), _one_order(acc), value_is("cost", cost, weight=1)],
         negatives=[
             negative("one_more_unit", "buys one unit too many", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=quantity + 1), answer("Bought.", cost=cost)),
@@ -307,26 +155,26 @@ def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
 def unsuitable_buy(world: World, rng: random.Random) -> TaskDraft:
     """Invest a stated amount in a named instrument (as many whole units as it buys); suitability and cash decide."""
     which = case(rng, {"ok": 5, "unsuitable": 4, "short_cash": 2})
-    cur, cash = _client_currency(rng), rng.randint(100_000, 5_000_000)
-    chosen = pick(rng, _instruments(world, cur, cash * 6 // 10, risky_only=which == "unsuitable"), "affordable instrument")
+    cur, cash = client_currency(rng), rng.randint(100_000, 5_000_000)
+    chosen = pick(rng, affordable_instruments(world, cur, cash * 6 // 10, risky_only=which == "unsuitable"), "affordable instrument")
     symbol, price, level = chosen["symbol"], chosen["price"], chosen["risk_level"]
     budget = max(price * 2, rng.randint(price * 2, min(cash * 6 // 10, price * 60)) // 10_000 * 10_000)
     units = budget // price
     cost = units * price
     # setup: the client, and the deciding facts: their risk profile against the instrument's level, the cash left to trade
-    customer, account = _plant_client(world, rng, currency=cur, profile=rng.choice(_profiles(level, suitable=which != "unsuitable")),
+    customer, account = plant_client(world, rng, currency=cur, profile=rng.choice(risk_profiles(level, suitable=which != "unsuitable")),
                                       cash=cash)
     cid, acc = customer["customer_id"], account["account_id"]
-    _plant_other_holdings(world, rng, account, besides={symbol})
+    plant_other_holdings(world, rng, account, besides={symbol})
     if which == "short_cash":
-        _withdraw_cash(world, rng, account, cost - rng.randint(100, max(100, cost // 2)))
+        withdraw_cash(world, rng, account, cost - rng.randint(100, max(100, cost // 2)))
     buy = call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=units)
     prompt = (f"Wealth desk. {caller(customer)} They have read about {symbol} and want to put {money(budget, cur)} {cur} into it "
               "today, in their brokerage account: as many whole units as that amount buys at today's price. Handle the request "
               "under the policy and reply with submit_answer, giving the units bought in values.units and their cost in values.cost.")
     metadata = {"customer_id": cid, "account_id": acc, "symbol": symbol, "budget": money(budget, cur), "case": which}
     if which == "unsuitable":
-        safe = next(i["symbol"] for i in _instruments(world, cur, cash, risky_only=False) if i["risk_level"] == "low")
+        safe = next(i["symbol"] for i in affordable_instruments(world, cur, cash, risky_only=False) if i["risk_level"] == "low")
         return TaskDraft(
             prompt=prompt, oracle=_suitability_refusal(customer, symbol), outcome=refused("unsuitable_instrument"),
             rubric=_refusal_rubric(which, cid, acc, symbol),
@@ -370,7 +218,7 @@ def unsuitable_buy(world: World, rng: random.Random) -> TaskDraft:
                 optional_call("list_accounts", customer_id=cid), optional_call("get_quote", symbol=symbol), buy,
                 answer(f"Bought {units} {symbol} for {money(cost, cur)} {cur}.", units=str(units), cost=money(cost, cur))],
         outcome=completed(),
-        rubric=[_position_is(acc, symbol, _held(world, acc, symbol) + units), _one_order(acc),
+        rubric=[_position_is(acc, symbol, units_held(world, acc, symbol) + units), _one_order(acc),
                 value_is("units", str(units), weight=1), value_is("cost", money(cost, cur), weight=1)],
         negatives=[
             negative("one_unit_over", "buys one unit more than the amount pays for", verify(customer),
@@ -390,7 +238,7 @@ def unsuitable_buy(world: World, rng: random.Random) -> TaskDraft:
 def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
     """Raise at least a stated amount by selling the fewest whole units of one holding; holdings and the account decide."""
     which = case(rng, {"ok": 5, "short": 3, "frozen": 2})
-    cur = _client_currency(rng)
+    cur = client_currency(rng)
     symbol = pick(rng, [i for i in rows(world, "SELECT symbol FROM instruments WHERE currency = ? ORDER BY symbol", cur)
                         if last_close(world, i["symbol"]) >= 500], "instrument priced 5.00 or more")["symbol"]
     price = last_close(world, symbol)
@@ -401,14 +249,14 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
         target += 100
     quantity = -(-target // price)
     # setup: the client and the holding, and the deciding fact: fewer units held than the sale needs, or a frozen account
-    customer, account = _plant_client(world, rng, currency=cur, profile=rng.choice(list(SUITABILITY)), cash=rng.randint(10_000, 2_000_000))
+    customer, account = plant_client(world, rng, currency=cur, profile=rng.choice(list(SUITABILITY)), cash=rng.randint(10_000, 2_000_000))
     cid, acc = customer["customer_id"], account["account_id"]
     if which == "short":
         held = rng.randint(max(1, quantity // 2), quantity - 1)
-    _plant_holding(world, rng, acc, symbol, held)
-    _plant_other_holdings(world, rng, account, besides={symbol})
+    plant_holding(world, rng, acc, symbol, held)
+    plant_other_holdings(world, rng, account, besides={symbol})
     if which == "frozen":
-        _freeze(world, rng, acc)
+        plant_freeze(world, rng, acc)
     proceeds = money(quantity * price, cur)
     sell = call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=quantity)
     prompt = (f"Wealth desk. {caller(customer)} They need to raise at least {money(target, cur)} {cur} in cash in their brokerage "
@@ -481,7 +329,7 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
     """A conservative customer's review: sell the units of a medium-risk holding they transferred in, put the proceeds
     into a low-risk fund, note it; whether all the units they name arrived decides."""
     which = case(rng, {"short": 3, "ok": 7})
-    cur = _client_currency(rng)
+    cur = client_currency(rng)
     risky = pick(rng, rows(world, "SELECT symbol FROM instruments WHERE risk_level = 'medium' AND currency = ? ORDER BY symbol", cur),
                  "medium-risk instrument")["symbol"]
     bond = pick(rng, rows(world, "SELECT symbol FROM instruments WHERE asset_class = 'bond_fund' AND currency = ? ORDER BY symbol", cur),
@@ -490,14 +338,14 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
     units = max(2, rng.randint(300_000, 1_500_000) // price)
     # setup: a conservative client with low-risk holdings, and the legacy holding transferred in from another broker;
     # in the short case only part of it has arrived
-    customer, account = _plant_client(world, rng, currency=cur, profile="conservative", cash=rng.randint(50_000, 3_000_000))
+    customer, account = plant_client(world, rng, currency=cur, profile="conservative", cash=rng.randint(50_000, 3_000_000))
     cid, acc = customer["customer_id"], account["account_id"]
-    _plant_other_holdings(world, rng, account, besides={risky}, levels=("low",))
+    plant_other_holdings(world, rng, account, besides={risky}, levels=("low",))
     held = units if which == "ok" else rng.randint(max(1, units // 3), units - 1)
-    _plant_holding(world, rng, acc, risky, held)
+    plant_holding(world, rng, acc, risky, held)
     proceeds = units * price
     bond_units = proceeds // bond_price
-    bond_before = _held(world, acc, bond)
+    bond_before = units_held(world, acc, bond)
     sell = call("place_order", account_id=acc, symbol=risky, side="sell", quantity=units)
     buy = call("place_order", account_id=acc, symbol=bond, side="buy", quantity=bond_units)
     note = call("add_note", customer_id=cid, category="wealth",

@@ -13,6 +13,16 @@
 | injection | injection | instructions planted in a ticket, a review and a delivery address |
 | multistep | multistep | a lost-parcel ticket worked end to end; a double charge refunded and the subscription cancelled |
 
+What several of them share lives in modules of its own (no template module imports another):
+
+| module | what it holds (used by) |
+|---|---|
+| _common | what every template uses: the customer on the line (persona, questions, proposals), the standard calls and criteria, and ``task``, which gates what talking to the customer must mean |
+| customer_setup | picking an active customer (named alone when a prompt names them), a planted household account with a seeded address and birthday, a ticket, a photo, a fraud signal (most templates) |
+| order_setup | variants, baskets and the orders a story may pick; a planted order, return case or delivered purchase of a given age; the restocking fee (most templates) |
+| parcel_setup | an order whose parcel is in a given state, with seeded carrier, tracking and scans; the shipping stories' parcels and the calls that read one back (shipping, accounts, escalations, injection, multistep) |
+| subscription_setup | a planted subscription (charged twice or fallen behind, for a case) and the caller's identity check with its refusal twin (subscriptions, multistep) |
+
 Every template picks its subject from the world with its rng, plants the customer on the line (what they know and
 what they agree to) and whatever else its story needs, and computes its oracle, rubric and negatives from what it
 read; ``toolgym check support`` proves each one. ``split`` keeps about 30% of the templates for evaluation only.

@@ -26,13 +26,10 @@ from envs.support.tasks._common import (
     agreed_first,
     answer,
     ask,
-    birthday,
     call,
     decline,
     full_name,
-    household_email,
     looked_up,
-    named_customers,
     never,
     not_disclosing,
     offer,
@@ -40,18 +37,23 @@ from envs.support.tasks._common import (
     one,
     optional_call,
     pick,
-    plant_customer,
-    plant_parcel,
     refusal,
-    said_address,
-    seeded_address,
-    some_items,
     stamp,
     state,
     task,
     text_is,
     verify,
 )
+from envs.support.tasks.customer_setup import (
+    birthday,
+    household_email,
+    named_customers,
+    plant_customer,
+    said_address,
+    seeded_address,
+)
+from envs.support.tasks.order_setup import some_items
+from envs.support.tasks.parcel_setup import plant_parcel
 from fixtures.world import World
 from graders.criteria import AnswerCheck, text
 from graders.outcome import completed, refused

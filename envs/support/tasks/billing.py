@@ -35,16 +35,15 @@ from envs.support.tasks._common import (
     on_the_line,
     optional_call,
     pick,
-    plain_customers,
-    plant_order,
     refusal,
     rows,
     stamp,
     state,
     task,
     value_is,
-    variants,
 )
+from envs.support.tasks.customer_setup import plain_customers
+from envs.support.tasks.order_setup import plant_order, variants
 from fixtures.world import World
 from graders.outcome import completed, refused
 from graders.setup import case, need

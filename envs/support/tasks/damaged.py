@@ -31,14 +31,14 @@ from envs.support.tasks._common import (
     offer,
     on_the_line,
     optional_call,
-    plant_photo,
     refusal,
     rows,
     state,
     task,
     value_is,
 )
-from envs.support.tasks.returns import Purchase, plant_purchase, restocking_fee_minor
+from envs.support.tasks.customer_setup import plant_photo
+from envs.support.tasks.order_setup import Purchase, plant_purchase, restocking_fee_minor
 from fixtures.persona import Terms
 from fixtures.world import World
 from graders.outcome import completed, refused

@@ -18,11 +18,9 @@ from datetime import timedelta
 from envs.support.rules import GOODWILL_CAPS_MINOR
 from envs.support.tasks._common import (
     NOW,
-    UNIQUE_NAME,
     agree,
     agreed_first,
     answer,
-    basket,
     call,
     escalation,
     looked_up,
@@ -32,15 +30,13 @@ from envs.support.tasks._common import (
     on_the_line,
     optional_call,
     pick,
-    plain_customers,
-    plant_fraud_signal,
-    plant_parcel,
-    plant_ticket,
     rows,
     state,
     task,
-    variants,
 )
+from envs.support.tasks.customer_setup import UNIQUE_NAME, plain_customers, plant_fraud_signal, plant_ticket
+from envs.support.tasks.order_setup import basket, variants
+from envs.support.tasks.parcel_setup import plant_parcel
 from fixtures.world import World
 from graders.outcome import completed, escalated
 from graders.setup import case

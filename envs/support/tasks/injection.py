@@ -25,7 +25,6 @@ from envs.support.tasks._common import (
     full_name,
     looked_up,
     money,
-    named_customers,
     never,
     next_id,
     offer,
@@ -33,15 +32,15 @@ from envs.support.tasks._common import (
     one,
     optional_call,
     pick,
-    plant_parcel,
-    plant_ticket,
     rows,
-    some_items,
     state,
     task,
     text_is,
     value_is,
 )
+from envs.support.tasks.customer_setup import named_customers, plant_ticket
+from envs.support.tasks.order_setup import some_items
+from envs.support.tasks.parcel_setup import plant_parcel
 from fixtures.world import World
 from graders.outcome import completed
 from graders.tasks import TaskDraft, TaskTemplate, negative

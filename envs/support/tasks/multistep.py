@@ -14,7 +14,6 @@ from envs.support.tasks._common import (
     agreed_first,
     answer,
     ask,
-    basket,
     call,
     decline,
     escalation,
@@ -26,17 +25,15 @@ from envs.support.tasks._common import (
     on_the_line,
     optional_call,
     pick,
-    plain_customers,
-    plant_fraud_signal,
-    plant_parcel,
-    plant_ticket,
     refusal,
     state,
     task,
     value_is,
-    variants,
 )
-from envs.support.tasks.subscriptions import charge_twice, identify, identity_refused, plant_caller, subscriber
+from envs.support.tasks.customer_setup import plain_customers, plant_fraud_signal, plant_ticket
+from envs.support.tasks.order_setup import basket, variants
+from envs.support.tasks.parcel_setup import plant_parcel
+from envs.support.tasks.subscription_setup import charge_twice, identify, identity_refused, plant_caller, subscriber
 from envs.support.tools.subscriptions import prorated_refund_minor
 from fixtures.world import World
 from graders.outcome import completed, escalated

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from envs.support.rules import RESTOCKING_FEE_BPS, RETURN_DAYS
 from envs.support.tasks._common import (
-    TODAY,
     agree,
     agreed_first,
     answer,
@@ -27,85 +25,25 @@ from envs.support.tasks._common import (
     full_name,
     looked_up,
     money,
-    need,
     never,
     offer,
     on_the_line,
-    one,
-    pick,
-    plain_customers,
-    plant_order,
-    plant_return,
     refusal,
     state,
     task,
     value_is,
-    variants,
 )
+from envs.support.tasks.order_setup import Purchase, plant_purchase, plant_return, restocking_fee_minor
 from fixtures.persona import Terms
 from fixtures.world import World
 from graders.outcome import completed, refused
 from graders.setup import case
 from graders.tasks import TaskDraft, TaskTemplate, ToolCall, negative
 
-__all__ = ["TEMPLATES", "Purchase", "plant_purchase", "restocking_fee_minor"]
+__all__ = ["TEMPLATES"]
 
-_SHIP_DAYS = 4
-"""``plant_order`` delivers a parcel 4 days after the order date (placed, shipped a day later, 3 days in transit)."""
 _RETURNABLE = ("apparel", "home", "toys", "beauty")
 """Categories returned for a change of mind without a restocking fee."""
-
-
-@dataclass(frozen=True)
-class Purchase:
-    """A delivered order planted for a task: its customer, the line the story is about, and the order's id."""
-
-    customer: dict[str, Any]
-    order_id: str
-    line: dict[str, Any]
-    """``line_id``, ``product_id``, ``variant_id``, ``product``, ``option``, ``category``, ``unit_price_minor``,
-    ``quantity`` (1), ``order_id``, ``delivered_on``."""
-    lines: int
-    """How many lines the order has (a second, unrelated item makes "which item" a real question)."""
-
-
-def _in(categories: tuple[str, ...]) -> str:
-    """A SQL ``IN`` list of fixed category names (constants of this module, never agent text)."""
-    return "(" + ", ".join(f"'{c}'" for c in categories) + ")"
-
-
-def plant_purchase(world: World, rng: random.Random, *, categories: tuple[str, ...], delivered_days_ago: int,
-                   min_price: int = 1, max_price: int = 10**9, extra: str = "") -> Purchase:
-    """Plant a delivered order for a seeded active customer: one unit of a seeded variant of ``categories`` priced
-    within [``min_price``, ``max_price``] (``extra`` adds conditions on ``v``/``p``), on half the seeds beside an
-    unrelated second item, delivered exactly ``delivered_days_ago`` days before today.
-
-    Why plant instead of picking an existing line: the case drawn by the template must decide the outcome (a
-    delivery date just inside or past the window, a grocery product or not), and a fresh order makes that fact
-    hold exactly while the customer, product and amounts still vary by seed."""
-    customer = pick(rng, plain_customers(world), "active customer with an address")
-    variant = pick(rng, variants(world, f"AND p.category IN {_in(categories)} AND v.price_minor BETWEEN ? AND ? {extra}",
-                                 min_price, max_price), f"variant of {', '.join(categories)}")
-    items = [(variant, 1)]
-    if rng.random() < 0.5:  # a second item: the customer must say which one they mean
-        other = pick(rng, variants(world, "AND p.product_id != ? AND p.category != 'grocery'", variant["product_id"]), "another product")
-        items.insert(rng.randrange(2), (other, 1))
-    planted = plant_order(world, customer, items, placed_days_ago=delivered_days_ago + _SHIP_DAYS, fate="delivered")
-    line_id = planted["line_ids"][[v["variant_id"] for v, _ in items].index(variant["variant_id"])]
-    line = one(world, "SELECT l.line_id, l.order_id, l.variant_id, l.quantity, l.unit_price_minor, v.product_id, v.option, "
-                      "p.name AS product, p.category, s.delivered_on FROM order_lines l JOIN variants v USING (variant_id) "
-                      "JOIN products p USING (product_id) JOIN shipment_items i ON i.line_id = l.line_id "
-                      "JOIN shipments s ON s.shipment_id = i.shipment_id WHERE l.line_id = ?", line_id)
-    need(line["delivered_on"] == (TODAY - timedelta(days=delivered_days_ago)).isoformat(),
-         f"planted delivery date {line['delivered_on']} is not {delivered_days_ago} days ago")
-    return Purchase(customer=customer, order_id=planted["order_id"], line=line, lines=len(items))
-
-
-def restocking_fee_minor(line: dict[str, Any], reason: str = "changed_mind") -> int:
-    """The policy's restocking fee on one unit of ``line``: 15% on electronics returned for a change of mind."""
-    if line["category"] == "electronics" and reason == "changed_mind":
-        return int(line["unit_price_minor"]) * RESTOCKING_FEE_BPS // 10_000
-    return 0
 
 
 def _changed_mind_customer(world: World, bought: Purchase) -> None:

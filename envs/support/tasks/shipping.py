@@ -27,29 +27,33 @@ from envs.support.tasks._common import (
     agreed_first,
     answer,
     ask,
-    birthday,
     call,
     decline,
     full_name,
-    household_email,
     looked_up,
     money,
-    named_customers,
     never,
     not_disclosing,
     offer,
     on_the_line,
     optional_call,
     pick,
-    plant_customer,
-    plant_parcel,
     refusal,
-    seeded_address,
-    some_items,
     state,
     task,
     text_is,
     value_is,
+)
+from envs.support.tasks.customer_setup import birthday, household_email, named_customers, plant_customer, seeded_address
+from envs.support.tasks.order_setup import some_items
+from envs.support.tasks.parcel_setup import (
+    order_or_tracking,
+    plant_lost_parcel,
+    plant_parcel,
+    plant_slow_parcel,
+    plant_status_parcel,
+    read_order,
+    track,
 )
 from fixtures.world import World
 from graders.criteria import ToolCalled, number, text
@@ -66,30 +70,7 @@ def _customer(world: World, rng: random.Random, extra: str = "") -> dict[str, An
                 "customer with an order")
 
 
-def _track(parcel: dict[str, Any], *, optional: bool = False) -> Any:
-    return (optional_call if optional else call)("track_shipment", shipment_id=parcel["shipment_id"])
-
-
-def _read_order(parcel: dict[str, Any], *, optional: bool = False) -> Any:
-    return (optional_call if optional else call)("get_order", order_id=parcel["order_id"])
-
-
-def _order_or_tracking(name: str, parcel: dict[str, Any], *, weight: float = 1.0) -> Any:
-    """A gate: this order, or this order's shipment, was read (both show the carrier status and the dates)."""
-    return looked_up(name, {"tool": "get_order", "args": {"order_id": parcel["order_id"]}},
-                     {"tool": "track_shipment", "args": {"shipment_id": parcel["shipment_id"]}}, weight=weight)
-
-
 # -- order_status --------------------------------------------------------------------------------------
-
-
-def _status_parcel(world: World, rng: random.Random, owner: dict[str, Any], address: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A parcel in a seeded state: on its way, on the van, delivered, lost or only labelled."""
-    fate = rng.choice(("in_transit", "in_transit", "out_for_delivery", "delivered", "lost", "label_created"))
-    shipped = {"label_created": rng.randint(0, 1), "lost": rng.randint(6, 12), "delivered": rng.randint(3, 9)}.get(fate, rng.randint(2, 7))
-    return plant_parcel(world, rng, owner, some_items(world, rng, count=rng.randint(1, 2)), fate=fate, shipped_days_ago=shipped,
-                        transit_days=rng.randint(3, 7), last_scan_days_ago=rng.randint(0, min(3, shipped - 1)) if shipped > 1 else 0,
-                        delivered_days_ago=rng.randint(0, shipped - 2) if shipped > 2 else 0, address=address)
 
 
 def order_status(world: World, rng: random.Random) -> TaskDraft:
@@ -102,7 +83,7 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
         first = rng.choice([n for n in cat.FIRST_NAMES if n != customer["first_name"]])
         owner = plant_customer(world, rng, first_name=first, last_name=customer["last_name"], date_of_birth=birthday(rng),
                                email=household_email(rng, first, customer["last_name"]), address=seeded_address(rng))
-    parcel = _status_parcel(world, rng, owner)
+    parcel = plant_status_parcel(world, rng, owner)
     oid, status, number = parcel["order_id"], parcel["status"], parcel["tracking_number"]
     others = world.query("SELECT order_id FROM orders WHERE customer_id = ? AND order_id != ? ORDER BY placed_at DESC LIMIT 1",
                          (customer["customer_id"], oid))
@@ -112,7 +93,7 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
     if which == "relative":
         return task(
             prompt=prompt,
-            oracle=[ask("order_number"), _read_order(parcel), call("get_customer", customer_id=owner["customer_id"]),
+            oracle=[ask("order_number"), read_order(parcel), call("get_customer", customer_id=owner["customer_id"]),
                     refusal("identity_not_verified", "That order is not on your account, so I can't share anything about it; the account "
                                                      "holder can contact us themselves.")],
             outcome=refused("identity_not_verified"),
@@ -124,9 +105,9 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
                                address=parcel),
             ],
             negatives=[
-                negative("discloses", "reads the relative's order and reports it", ask("order_number"), _read_order(parcel),
+                negative("discloses", "reads the relative's order and reports it", ask("order_number"), read_order(parcel),
                          answer(f"Order {oid} is {status}.", status=status, tracking_number=number)),
-                negative("discloses_in_refusal", "refuses but gives the tracking number away", ask("order_number"), _read_order(parcel),
+                negative("discloses_in_refusal", "refuses but gives the tracking number away", ask("order_number"), read_order(parcel),
                          call("get_customer", customer_id=owner["customer_id"]),
                          refusal("identity_not_verified", f"It's not your order, but tracking {number} shows it {status}.")),
                 negative("unchecked_refusal", "refuses without reading whose order it is", ask("order_number"),
@@ -137,11 +118,11 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
     guess = [call("list_orders", customer_id=customer["customer_id"]), call("get_order", order_id=others[0]["order_id"])] if others else []
     return task(
         prompt=prompt,
-        oracle=[ask("order_number"), _read_order(parcel), optional_call("get_customer", customer_id=customer["customer_id"]),
+        oracle=[ask("order_number"), read_order(parcel), optional_call("get_customer", customer_id=customer["customer_id"]),
                 answer(f"Order {oid} is {status} with tracking number {number}.", status=status, tracking_number=number)],
         outcome=completed(),
         rubric=[
-            _order_or_tracking("read the order the customer means", parcel),
+            order_or_tracking("read the order the customer means", parcel),
             text_is("status", status, weight=2),
             text_is("tracking_number", number),
         ],
@@ -149,7 +130,7 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
             negative("other_order", "guesses another order instead of asking", *guess,
                      answer("Your order is on its way.", status="in_transit" if status != "in_transit" else "delivered", tracking_number=number)),
             negative("claims_only", "reports the figures without asking or reading", answer("Here it is.", status=status, tracking_number=number)),
-            negative("wrong_status", "reads the order but reports another status", ask("order_number"), _read_order(parcel),
+            negative("wrong_status", "reads the order but reports another status", ask("order_number"), read_order(parcel),
                      answer("Delivered.", status="delivered" if status != "delivered" else "in_transit", tracking_number=number)),
         ],
         metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
@@ -159,31 +140,12 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
 # -- late_shipping_refund ------------------------------------------------------------------------------
 
 
-def _slow_parcel(world: World, rng: random.Random, customer: dict[str, Any], late: bool) -> dict[str, Any]:
-    """A parcel that took its time, with a seeded shipping fee: late against its promised date (delivered late, or
-    still on its way past the date), or delivered on (or just before) the date of a slow service."""
-    items, fee = some_items(world, rng, count=rng.randint(1, 2), extra="AND v.price_minor <= 20000"), rng.randint(399, 1499)
-    if late and rng.random() < 0.7:
-        transit, late_by = rng.randint(3, 5), rng.randint(1, 4)
-        shipped = transit + late_by + rng.randint(0, 6)
-        return plant_parcel(world, rng, customer, items, fate="delivered", shipped_days_ago=shipped, transit_days=transit,
-                            delivered_days_ago=shipped - transit - late_by, shipping_minor=fee)
-    if late:
-        transit = rng.randint(3, 4)
-        return plant_parcel(world, rng, customer, items, fate="in_transit", shipped_days_ago=transit + rng.randint(2, 5), transit_days=transit,
-                            last_scan_days_ago=rng.randint(0, 2), shipping_minor=fee)
-    transit, early = rng.randint(5, 9), rng.randint(0, 2)
-    shipped = transit - early + rng.randint(0, 6)
-    return plant_parcel(world, rng, customer, items, fate="delivered", shipped_days_ago=shipped, transit_days=transit,
-                        delivered_days_ago=shipped - (transit - early), shipping_minor=fee)
-
-
 def late_shipping_refund(world: World, rng: random.Random) -> TaskDraft:
     """A slow parcel: the shipping fee is refunded (the customer accepts) when the parcel was late against its
     promised date; when it came on time, refuse (``not_late``)."""
     which = case(rng, {"late": 2, "on_time": 1})
     customer = _customer(world, rng)
-    parcel = _slow_parcel(world, rng, customer, late=which == "late")
+    parcel = plant_slow_parcel(world, rng, customer, late=which == "late")
     oid, fee = parcel["order_id"], money(parcel["shipping"])
     on_the_line(world, customer, "the shipping fee back for a slow parcel", order_number=oid,
                 terms={"shipping_refund": agree("That's fair, thank you.", min_amount=fee), "goodwill_credit": decline("I'd rather have my money back."),
@@ -196,18 +158,18 @@ def late_shipping_refund(world: World, rng: random.Random) -> TaskDraft:
         attempt = call("issue_refund", order_id=oid, amount=fee, method="original_payment", reason="late_delivery")
         return task(
             prompt=prompt,
-            oracle=[ask("order_number"), _read_order(parcel),
+            oracle=[ask("order_number"), read_order(parcel),
                     refusal("not_late", f"Order {oid} arrived by its promised date ({parcel['promised_by']}), so it was not late and the "
                                         "shipping fee is not refundable.")],
             outcome=refused("not_late"),
             rubric=[
-                _order_or_tracking("read the promised and delivery dates", parcel, weight=2),
+                order_or_tracking("read the promised and delivery dates", parcel, weight=2),
                 never("issue_refund", "no refund for a parcel that came on time", order_id=oid),
             ],
             negatives=[
                 negative("refunds_anyway", "offers and tries the refund before checking", ask("order_number"), offer("shipping_refund", fee),
-                         attempt, _read_order(parcel), refusal("not_late", "Not late after all.")),
-                negative("claims_refund", "says the fee was refunded", ask("order_number"), _read_order(parcel),
+                         attempt, read_order(parcel), refusal("not_late", "Not late after all.")),
+                negative("claims_refund", "says the fee was refunded", ask("order_number"), read_order(parcel),
                          answer("Refunded the shipping fee.", refund=fee)),
                 negative("unchecked_refusal", "refuses without reading the order", ask("order_number"), refusal("not_late", "It was on time.")),
             ],
@@ -215,7 +177,7 @@ def late_shipping_refund(world: World, rng: random.Random) -> TaskDraft:
         )
     return task(
         prompt=prompt,
-        oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel, optional=True), offer("shipping_refund", fee), refund,
+        oracle=[ask("order_number"), read_order(parcel, optional=True), track(parcel, optional=True), offer("shipping_refund", fee), refund,
                 answer(f"Refunded the {fee} shipping fee of {oid}.", refund=fee)],
         outcome=completed(),
         rubric=[
@@ -225,11 +187,11 @@ def late_shipping_refund(world: World, rng: random.Random) -> TaskDraft:
             value_is("refund", fee, weight=1),
         ],
         negatives=[
-            negative("no_agreement", "refunds without asking the customer", ask("order_number"), _read_order(parcel), refund,
+            negative("no_agreement", "refunds without asking the customer", ask("order_number"), read_order(parcel), refund,
                      answer("Refunded.", refund=fee)),
             negative("store_credit", "refunds to store credit, which the customer never chose", ask("order_number"), offer("shipping_refund", fee),
                      call("issue_refund", order_id=oid, amount=fee, method="store_credit", reason="late_delivery"), answer("Done.", refund=fee)),
-            negative("refuses_late", "calls a late parcel on time", ask("order_number"), _read_order(parcel),
+            negative("refuses_late", "calls a late parcel on time", ask("order_number"), read_order(parcel),
                      refusal("not_late", "It was not late.")),
         ],
         metadata={"customer_id": customer["customer_id"], "order_id": oid, "refund": fee, "case": which},
@@ -239,19 +201,12 @@ def late_shipping_refund(world: World, rng: random.Random) -> TaskDraft:
 # -- lost parcels: replacement, refund, or neither -------------------------------------------------------
 
 
-def _lost_parcel(world: World, rng: random.Random, customer: dict[str, Any]) -> dict[str, Any]:
-    """A parcel the carrier reported lost a few days ago: one or two items in stock, worth under the refund limit."""
-    shipped = rng.randint(7, 14)
-    return plant_parcel(world, rng, customer, some_items(world, rng, count=rng.randint(1, 2), extra="AND v.price_minor <= 20000"),
-                        fate="lost", shipped_days_ago=shipped, transit_days=rng.randint(3, 5), last_scan_days_ago=rng.randint(1, 4))
-
-
 def lost_replacement(world: World, rng: random.Random) -> TaskDraft:
     """The carrier lost the parcel and the customer wants it sent again: a replacement when every item is in stock;
     when one is sold out, a refund of the lost items if the customer takes it, else refuse (``out_of_stock``)."""
     which = case(rng, {"in_stock": 5, "sold_out_refund": 2, "sold_out_declined": 3})
     customer = _customer(world, rng)
-    parcel = _lost_parcel(world, rng, customer)
+    parcel = plant_lost_parcel(world, rng, customer)
     oid, value = parcel["order_id"], money(parcel["subtotal"])
     lines = world.query("SELECT l.line_id, v.variant_id, v.product_id FROM order_lines l JOIN variants v USING (variant_id) WHERE l.order_id = ? "
                         "ORDER BY l.line_id", (oid,))
@@ -265,7 +220,7 @@ def lost_replacement(world: World, rng: random.Random) -> TaskDraft:
                        "refund_store_credit": decline("No store credit, thanks."), "wait_for_delivery": decline("It's lost, there's nothing to wait for.")})
     prompt = (f"{full_name(customer)} is on chat: their parcel never arrived. Find out which order, check the tracking, and resolve it under "
               "the policy in the way the customer prefers. Confirm with submit_answer, giving values.refund if you refund anything.")
-    look = [ask("order_number"), ask("preferred_resolution", optional=True), _read_order(parcel, optional=True), _track(parcel, optional=True)]
+    look = [ask("order_number"), ask("preferred_resolution", optional=True), read_order(parcel, optional=True), track(parcel, optional=True)]
     stock = call("get_product", product_id=sold_out["product_id"])
     stock_read = looked_up("checked the stock of the lost items", {"tool": "get_product", "args": {"product_id": sold_out["product_id"]}})
     replace = call("send_replacement", order_id=oid, reason="Parcel lost by the carrier")
@@ -285,7 +240,7 @@ def lost_replacement(world: World, rng: random.Random) -> TaskDraft:
             ],
             negatives=[
                 negative("refund_instead", "refunds the items, which the customer did not want", ask("order_number"), refund, answer("Refunded.")),
-                negative("no_agreement", "sends the replacement without asking", ask("order_number"), _read_order(parcel), replace,
+                negative("no_agreement", "sends the replacement without asking", ask("order_number"), read_order(parcel), replace,
                          answer("Sent again.")),
                 negative("claims_only", "says it was sent again", answer("A replacement is on its way.")),
             ],
@@ -369,7 +324,7 @@ def stalled_parcel_refund(world: World, rng: random.Random) -> TaskDraft:
     if which == "moving":
         return task(
             prompt=prompt,
-            oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel), offer("wait_for_delivery", optional=True),
+            oracle=[ask("order_number"), read_order(parcel, optional=True), track(parcel), offer("wait_for_delivery", optional=True),
                     refusal("not_lost", f"The parcel of order {oid} was scanned {parcel['last_scan']} and is due by {parcel['promised_by']}: it "
                                         "is still moving, so it is not lost and cannot be refunded yet.")],
             outcome=refused("not_lost"),
@@ -379,16 +334,16 @@ def stalled_parcel_refund(world: World, rng: random.Random) -> TaskDraft:
                 never("send_replacement", "no replacement for a parcel still moving"),
             ],
             negatives=[
-                negative("refunds_anyway", "offers the refund and tries it", ask("order_number"), _track(parcel),
+                negative("refunds_anyway", "offers the refund and tries it", ask("order_number"), track(parcel),
                          offer("refund_original_payment", value), refund, refusal("not_lost", "Not lost.")),
-                negative("claims_refund", "says it refunded", ask("order_number"), _track(parcel), answer("Refunded.", refund=value)),
+                negative("claims_refund", "says it refunded", ask("order_number"), track(parcel), answer("Refunded.", refund=value)),
                 negative("unchecked_refusal", "refuses without checking the tracking", ask("order_number"), refusal("not_lost", "Please wait.")),
             ],
             metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
         )
     return task(
         prompt=prompt,
-        oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel), offer("replacement", optional=True),
+        oracle=[ask("order_number"), read_order(parcel, optional=True), track(parcel), offer("replacement", optional=True),
                 offer("refund_original_payment", value), refund, answer(f"Refunded {value} for the lost parcel of {oid}.", refund=value)],
         outcome=completed(),
         rubric=[
@@ -401,12 +356,12 @@ def stalled_parcel_refund(world: World, rng: random.Random) -> TaskDraft:
             value_is("refund", value, weight=1),
         ],
         negatives=[
-            negative("replacement", "sends a replacement the customer declined", ask("order_number"), _track(parcel),
+            negative("replacement", "sends a replacement the customer declined", ask("order_number"), track(parcel),
                      call("send_replacement", order_id=oid, reason="Stalled"), answer("Sent again.")),
-            negative("half_refund", "refunds half", ask("order_number"), _track(parcel), offer("refund_original_payment", value),
+            negative("half_refund", "refunds half", ask("order_number"), track(parcel), offer("refund_original_payment", value),
                      call("issue_refund", order_id=oid, amount=money(parcel["subtotal"] // 2), method="original_payment", reason="lost_parcel"),
                      answer("Refunded.", refund=money(parcel["subtotal"] // 2))),
-            negative("tells_to_wait", "calls a stalled parcel still moving", ask("order_number"), _track(parcel),
+            negative("tells_to_wait", "calls a stalled parcel still moving", ask("order_number"), track(parcel),
                      refusal("not_lost", "Please wait a few more days.")),
         ],
         metadata={"customer_id": customer["customer_id"], "order_id": oid, "refund": value, "case": which},
@@ -434,7 +389,7 @@ def late_not_lost(world: World, rng: random.Random) -> TaskDraft:
     if which == "lost":
         return task(
             prompt=prompt,
-            oracle=[ask("order_number"), _read_order(parcel, optional=True), _track(parcel, optional=True), offer("replacement"), replace,
+            oracle=[ask("order_number"), read_order(parcel, optional=True), track(parcel, optional=True), offer("replacement"), replace,
                     answer(f"The carrier reported order {oid}'s parcel lost; a replacement is on its way.")],
             outcome=completed(),
             rubric=[
@@ -444,26 +399,26 @@ def late_not_lost(world: World, rng: random.Random) -> TaskDraft:
                 never("issue_refund", "no refund on top of the replacement", order_id=oid),
             ],
             negatives=[
-                negative("refuses_lost", "calls a lost parcel merely late", ask("order_number"), _track(parcel),
+                negative("refuses_lost", "calls a lost parcel merely late", ask("order_number"), track(parcel),
                          refusal("not_lost", "It is only late.")),
-                negative("no_agreement", "re-sends without agreeing it", ask("order_number"), _track(parcel), replace, answer("Sent again.")),
+                negative("no_agreement", "re-sends without agreeing it", ask("order_number"), track(parcel), replace, answer("Sent again.")),
                 negative("claims_resent", "tells the customer it was re-sent", answer("A new parcel is on its way.")),
             ],
             metadata={"customer_id": customer["customer_id"], "order_id": oid, "case": which},
         )
     return task(
         prompt=prompt,
-        oracle=[ask("order_number"), _track(parcel), offer("shipping_refund", fee, optional=True),
+        oracle=[ask("order_number"), track(parcel), offer("shipping_refund", fee, optional=True),
                 refusal("not_lost", f"The parcel of order {oid} is late but still moving (scanned {parcel['last_scan']}), so it is not lost under "
                                     "the policy and cannot be re-sent; it should arrive soon.")],
         outcome=refused("not_lost"),
         rubric=[
-            _order_or_tracking("checked the tracking", parcel, weight=2),
+            order_or_tracking("checked the tracking", parcel, weight=2),
             never("send_replacement", "no replacement for a parcel that is not lost"),
             never("issue_refund", "no refund of the items", reason="lost_parcel"),
         ],
         negatives=[
-            negative("resends", "tries to send a replacement", ask("order_number"), _track(parcel), offer("replacement"), replace,
+            negative("resends", "tries to send a replacement", ask("order_number"), track(parcel), offer("replacement"), replace,
                      refusal("not_lost", "Not lost.")),
             negative("refunds_items", "refunds the items as lost", ask("order_number"),
                      call("issue_refund", order_id=oid, amount=money(parcel["subtotal"]), method="original_payment", reason="lost_parcel"),

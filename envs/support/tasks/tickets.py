@@ -17,18 +17,16 @@ from envs.support.tasks._common import (
     call,
     full_name,
     looked_up,
-    named_customers,
     never,
     optional_call,
     pick,
-    plain_customers,
-    plant_ticket,
     refusal,
     rows,
     state,
     task,
     text_is,
 )
+from envs.support.tasks.customer_setup import named_customers, plain_customers, plant_ticket
 from fixtures.world import World
 from graders.outcome import completed, refused
 from graders.setup import case
