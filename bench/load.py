@@ -1,6 +1,6 @@
 """A loaded HTTP server: 500 concurrent sessions × 30 calls, a 500-create burst, and the memory that comes back.
 
-Usage: ``python bench/load.py [--env finance] [--sessions 500] [--calls 30] [--background 32]``
+Usage: ``python bench/load.py [--env finance|support] [--sessions 500] [--calls 30] [--background 32]``
 
 The server runs as ``serve --transport http`` in a child process (``--reap-interval 1``); this process is
 its client. Phases, in order:
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import random
 import signal
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -115,14 +114,29 @@ class Load:
                     return made
 
 
-def read_plan(customers: list[str], accounts: list[str], rng: random.Random, count: int) -> list[tuple[str, dict[str, Any]]]:
-    """``count`` read calls with valid arguments (customers, their accounts)."""
+READS: dict[str, list[tuple[str, str, str, str]]] = {
+    "finance": [("get_customer", "customer_id", "customers", "customer_id"), ("get_account", "account_id", "accounts", "account_id")],
+    "support": [("get_customer", "customer_id", "customers", "customer_id"), ("get_order", "order_id", "orders", "order_id")],
+}
+"""Per environment: two read tools, each with its argument and the table and column its valid values come from."""
+
+
+def read_targets(environment: Any, world: Any) -> list[tuple[str, str, list[str]]]:
+    """The load's read tools with the values they are called on (the environment's own ids, so no call fails)."""
+    if environment.name not in READS:
+        raise SystemExit(f"bench/load.py knows the read tools of {', '.join(READS)}, not {environment.name!r}")
+    return [
+        (tool, argument, [r[column] for r in world.query(f'SELECT "{column}" FROM "{table}"')])
+        for tool, argument, table, column in READS[environment.name]
+    ]
+
+
+def read_plan(targets: list[tuple[str, str, list[str]]], rng: random.Random, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """``count`` read calls with valid arguments, alternating between the targets' tools."""
     plan: list[tuple[str, dict[str, Any]]] = []
     for i in range(count):
-        if i % 2:
-            plan.append(("get_customer", {"customer_id": rng.choice(customers)}))
-        else:
-            plan.append(("get_account", {"account_id": rng.choice(accounts)}))
+        tool, argument, values = targets[i % len(targets)]
+        plan.append((tool, {argument: rng.choice(values)}))
     return plan
 
 
@@ -130,8 +144,7 @@ async def bench(args: argparse.Namespace, url: str, token: str, pid: int) -> dic
     """Every phase; returns what the tables show."""
     environment = load_environment(args.env)
     world = environment.fixture.world(environment.task_fixture_seed)
-    customers = [r["customer_id"] for r in world.query("SELECT customer_id FROM customers")]
-    accounts = [r["account_id"] for r in world.query("SELECT account_id FROM accounts")]
+    targets = read_targets(environment, world)
     fixture_mb = len(environment.fixture.template(environment.task_fixture_seed).data) / 2**20
     world.release()
     tasks = list(environment.task_templates())
@@ -164,7 +177,7 @@ async def bench(args: argparse.Namespace, url: str, token: str, pid: int) -> dic
     async with anyio.create_task_group() as group:
         sessions = [await load.create(None, 0) for _ in range(args.background)]
         for body in sessions:
-            group.start_soon(load.calls, body["mcp_url"], read_plan(customers, accounts, rng, 10), background, stop)
+            group.start_soon(load.calls, body["mcp_url"], read_plan(targets, rng, 10), background, stop)
         await anyio.sleep(args.quiet)
         quiet = list(background)
         mark = len(background)
@@ -190,7 +203,7 @@ async def bench(args: argparse.Namespace, url: str, token: str, pid: int) -> dic
     async with anyio.create_task_group() as group:
         for body in created:
             oracle = [(s["tool"], s["arguments"]) for s in body["oracle"]]
-            plan_calls = oracle + read_plan(customers, accounts, rng, args.calls - len(oracle))
+            plan_calls = oracle + read_plan(targets, rng, args.calls - len(oracle))
             body["calls"] = len(plan_calls)
             group.start_soon(load.calls, body["mcp_url"], plan_calls, latencies)
     out["load_s"] = time.perf_counter() - started
@@ -279,6 +292,7 @@ def main() -> None:
     memory.add_row("after releasing every episode, clients gone", f"{out['after_mb']:.0f}", f"{out['after_mb'] / out['idle_mb']:.2f}", "<= 1.3")
     console.print(memory)
     print(f"fixture: {out['fixture_mb']:.1f} MB; /control/health after: {out['health']['limits']}")
+    print(f"released episodes remembered: {out['health'].get('released')}; event loop: {out['health'].get('loop')}")
 
 
 if __name__ == "__main__":

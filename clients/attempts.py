@@ -154,7 +154,13 @@ class Attempts:
             record = await self.backend.finish(handle, "closed" if failure is None else "errored")
             failure = failure or blame.record_failure(record)
             if failure is None:
-                grade = await self.backend.grade(handle)
+                try:
+                    grade = await self.backend.grade(handle)
+                except RunError:
+                    raise
+                except Exception as exc:  # the kit could not grade what the agent did: errored, never dropped
+                    failure = blame.grading_failure(exc)
+                    log.warning("episode %s could not be graded: %s", item.name, failure.message)
         except RunError:
             raise
         except (TaskError, EnvironmentNotFound) as exc:

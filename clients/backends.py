@@ -31,11 +31,13 @@ from mcp import Client
 from pydantic import BaseModel, ValidationError
 
 from clients.errors import InfrastructureError, RunError
-from fixtures.errors import GradingError
-from servers.episodes import Episode, EpisodeManager
+from clients.run_files import folder_error, write_file
+from fixtures.errors import GradingError, RecordUnwritable
 from servers.environment import Environment
+from servers.episodes import Episode, EpisodeManager
 from servers.memory import SharedClient
 from servers.record import MessageEvent, Record
+from servers.secrecy import forbid_dumps
 from servers.server_client import ControlResponse, ServerClient, TransportError
 
 if TYPE_CHECKING:
@@ -161,7 +163,10 @@ class LocalBackend:
         self.environment = environment
         self.records_dir = records_dir
         # Released records are already on disk (or in results); keep almost none in memory.
-        self.manager = EpisodeManager(environment, max_live=max_live, history=8, idle_timeout=1e9, closed_ttl=1e9)
+        # Records stream to the run folder; results.jsonl (fsynced at the end) is what --resume trusts.
+        self.manager = EpisodeManager(
+            environment, max_live=max_live, history=8, idle_timeout=1e9, closed_ttl=1e9, sync_records=False
+        )
         self._shared: SharedClient | None = None
 
     async def start(self, stack: AsyncExitStack) -> None:
@@ -169,9 +174,16 @@ class LocalBackend:
         self._shared = await stack.enter_async_context(SharedClient(self.environment))
 
     async def create(self, task: str, seed: int, name: str, *, need_instance: bool) -> Handle:
-        """Clone the world, apply the task's setup, start the record file."""
+        """Clone the world, apply the task's setup, start the record file.
+
+        Raises:
+            RunError: the record file cannot be written (the run folder's disk: every episode would fail alike).
+        """
         path = self.records_dir / f"{name}.jsonl" if self.records_dir is not None else None
-        episode = self.manager.create(task, seed, episode_id=name, record_path=path)
+        try:
+            episode = self.manager.create(task, seed, episode_id=name, record_path=path)
+        except RecordUnwritable as exc:
+            raise RunError(f"{exc}; free space (or choose a writable --out), then run again with --resume") from None
         prompt = episode.task.prompt if episode.task is not None else ""
         return Handle(name=name, id=episode.id, prompt=prompt, instance=episode.task, episode=episode)
 
@@ -186,13 +198,24 @@ class LocalBackend:
         return self._worker()
 
     def log(self, handle: Handle, event: MessageEvent, position: int) -> None:
-        """Append the message to the episode's record (it interleaves with tool calls as they happen)."""
+        """Append the message to the episode's record (it interleaves with tool calls as they happen); once the
+        record file has failed, messages are dropped here and :meth:`finish` stops the run."""
         assert handle.episode is not None
-        handle.episode.append(event)
+        try:
+            handle.episode.append(event)
+        except RecordUnwritable:
+            pass
 
     async def finish(self, handle: Handle, reason: str) -> Record:
-        """Close the episode (writes the record's footer)."""
+        """Close the episode (writes the record's footer).
+
+        Raises:
+            RunError: the record file could not be written: the run folder's disk is full or read-only, so the
+                run stops here (its line could not be kept either); ``--resume`` completes it.
+        """
         episode = self.manager.close(handle.id, reason=reason)
+        if episode.record_failure is not None:
+            raise RunError(f"{episode.record_failure}; the run stopped: free space, then run again with --resume")
         return episode.record
 
     async def grade(self, handle: Handle) -> dict[str, Any]:
@@ -229,7 +252,11 @@ class HttpBackend:
         self.url = base
         self.environment = environment
         self.records_dir = records_dir
+        self.token_given = bool(token)
+        """Whether a control token was given (a 401 then means it was refused, not missing)."""
         self.server = ServerClient(base, token=token)
+        if token is not None:
+            forbid_dumps()  # the token is in this process's memory now: keep same-user processes out of it
         """Control requests and the episodes' MCP clients (one set of connections, the token on control only)."""
         self._finish_endpoint = True
         """False once the server turned out to predate ``POST /control/episodes/ID/finish``."""
@@ -270,6 +297,11 @@ class HttpBackend:
                 f"start one with `toolgym serve {self.environment.name}` or fix --server"
             ) from None
         if response.status_code == 401:
+            if self.token_given:
+                raise RunError(
+                    f"server {self.url} refused the control token given (--token or TOOLGYM_TOKEN): it is not the "
+                    "server's; use the one its startup banner printed, or the --token / TOOLGYM_TOKEN it was started with"
+                )
             raise RunError(
                 f"server {self.url} needs a control token (its startup banner prints it): pass --token or set TOOLGYM_TOKEN"
             )
@@ -345,8 +377,11 @@ class HttpBackend:
             raise InfrastructureError("connection", f"server {self.url} sent an unreadable record for {handle.id}: {exc}") from exc
         record = merge_messages(record, handle.messages)
         if self.records_dir is not None:
-            self.records_dir.mkdir(parents=True, exist_ok=True)
-            (self.records_dir / f"{handle.name}.jsonl").write_text(record.to_jsonl(), encoding="utf-8")
+            try:
+                self.records_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise folder_error(self.records_dir, exc, "create") from None
+            write_file(self.records_dir / f"{handle.name}.jsonl", record.to_jsonl())  # whole, or a RunError
         return record
 
     async def _finish(self, handle: Handle, reason: str) -> dict[str, Any] | None:

@@ -35,7 +35,11 @@ The rules behind the split:
 4. What the provider sends is the provider's: a body that is not a completion, a message that is a string,
    tool calls of an impossible shape are ``provider`` errors, never a crash of ours (a crash of our own code
    is ``kit``).
-5. A tool that crashes is ``internal`` even when the agent finished; the grader failing is ``grading``.
+5. A tool that crashes is ``internal`` even when the agent finished; the grader failing is ``grading`` —
+   whatever it raised (an error of ours inside grading is never the agent's ``kit`` crash nor a dropped
+   ``connection``), and it is not re-run: the same record fails the same way, and re-running until some
+   attempt grades would keep exactly the trajectories the grader copes with. The run says how many
+   episodes were not graded and exits non-zero.
 6. Tokens of attempts that errored and were re-run are kept apart (``failed_attempt_tokens``), never dropped.
 """
 
@@ -54,7 +58,7 @@ from clients.errors import AgentStop, InfraClass, InfrastructureError, ProviderT
 from fixtures.errors import GradingError
 from servers.record import Record
 
-__all__ = ["Failure", "Verdict", "classify_exception", "agent_stop", "out_of_time", "record_failure", "verdict"]
+__all__ = ["Failure", "Verdict", "classify_exception", "grading_failure", "agent_stop", "out_of_time", "record_failure", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,16 @@ def classify_exception(exc: BaseException) -> Failure:
     if isinstance(leaf, connection):
         return Failure("connection", f"{type(leaf).__name__}: {leaf}")
     return Failure("kit", f"{type(leaf).__name__}: {leaf}")
+
+
+def grading_failure(exc: BaseException) -> Failure:
+    """Why grading a finished episode failed: ``grading``, never re-run, unless the connection to the
+    server that grades it dropped (then the attempt may be run again)."""
+    failure = classify_exception(exc)
+    if failure.error_class in ("connection", "provider", "provider_timeout"):
+        return failure
+    message = failure.message if failure.error_class == "grading" else f"the grader crashed: {failure.message}"
+    return Failure("grading", message, retryable=False)
 
 
 def agent_stop(exc: BaseException) -> AgentResult | None:

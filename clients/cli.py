@@ -28,6 +28,7 @@ COMMANDS: list[str] = [
     "check",
     "view",
     "show",
+    "doctor",
 ]
 """Modules of ``clients.commands``, in the order ``toolgym --help`` lists them."""
 

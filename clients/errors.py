@@ -40,7 +40,7 @@ INFRA_CLASSES: dict[str, str] = {
     "provider_timeout": "the episode's time ran out while waiting on the LLM provider (requests, retries, Retry-After)",
     "connection": "the MCP or control connection to the episode dropped",
     "internal": "a tool of the environment crashed (a kit bug, recorded as such in the record)",
-    "grading": "the grader failed",
+    "grading": "the grader failed on the episode (a kit bug: never re-run, counted in the headline)",
     "kit": "the agent's or the runner's own code crashed (ours, never the model's)",
 }
 """Every error class an errored episode may carry, with what it blames."""

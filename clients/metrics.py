@@ -7,6 +7,11 @@ With ``n`` graded trials of one problem of which ``c`` passed (Chen et al. 2021;
 
 Both need ``n >= k``. The bootstrap resamples with a seeded rng so the same results always print the same
 interval.
+
+A pass *rate* is a proportion, and the bootstrap of a proportion collapses at 0 and 1 (9 of 9 passed
+resamples to 9 of 9 every time: a zero-width interval that claims certainty). Proportions therefore get
+Wilson's score interval, and a difference of two proportions Newcombe's hybrid score interval built from
+two Wilson intervals: both stay inside [0, 1] (resp. [-1, 1]) and keep a width at 0/n and n/n.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ import math
 import random
 from collections.abc import Sequence
 
-__all__ = ["pass_at_k", "pass_hat_k", "mean", "bootstrap_ci"]
+__all__ = ["pass_at_k", "pass_hat_k", "mean", "bootstrap_ci", "wilson_interval", "newcombe_interval", "Z95"]
+
+Z95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95% interval."""
 
 
 def _check(n: int, c: int, k: int) -> None:
@@ -76,3 +84,37 @@ def bootstrap_ci(
     lo = means[max(0, math.floor(alpha * resamples))]
     hi = means[min(resamples - 1, math.ceil((1 - alpha) * resamples) - 1)]
     return (lo, hi)
+
+
+def wilson_interval(passed: int, n: int, *, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion ``passed / n`` (95% by default); None for ``n == 0``.
+
+    Unlike the normal approximation or a bootstrap it never leaves [0, 1] and has a width at 0/n and n/n
+    (9/9 → 0.70–1.00).
+    """
+    if n <= 0:
+        return None
+    if not 0 <= passed <= n:
+        raise ValueError(f"passed must be in [0, {n}], got {passed}")
+    p = passed / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def newcombe_interval(passed_a: int, n_a: int, passed_b: int, n_b: int, *, z: float = Z95) -> tuple[float, float] | None:
+    """Newcombe's hybrid score interval (method 10, 1998) of the difference ``passed_b / n_b - passed_a / n_a``.
+
+    Built from each side's Wilson interval, so it behaves at 0 and 1: 0/9 against 9/9 gives about
+    (0.59, 1.00) for the difference, never a zero-width interval. None when either side has no trials.
+    """
+    a = wilson_interval(passed_a, n_a, z=z)
+    b = wilson_interval(passed_b, n_b, z=z)
+    if a is None or b is None:
+        return None
+    pa, pb = passed_a / n_a, passed_b / n_b
+    delta = pb - pa
+    lower = delta - math.sqrt((pb - b[0]) ** 2 + (a[1] - pa) ** 2)
+    upper = delta + math.sqrt((b[1] - pb) ** 2 + (pa - a[0]) ** 2)
+    return (max(-1.0, lower), min(1.0, upper))

@@ -13,7 +13,7 @@ from typing import Any
 
 from clients.backends import grade_json
 from clients.errors import RunError
-from fixtures.errors import EnvironmentNotFound, RecordError
+from fixtures.errors import EnvironmentNotFound, GradingError, RecordError
 from servers.environment import Environment
 from servers.record import Record, read_record
 from servers.registry import load_environment
@@ -56,6 +56,7 @@ async def regrade(paths: list[Path], *, environment: Environment | None = None) 
 
     Raises:
         RunError: a record is unreadable or unfinished, or its environment is not installed.
+        GradingError: the grader failed on a record (the message names it).
     """
     from graders.grading import grade_record
 
@@ -75,8 +76,11 @@ async def regrade(paths: list[Path], *, environment: Environment | None = None) 
                 except EnvironmentNotFound as exc:
                     raise RunError(f"record {path}: {exc}") from None
             env = environments[name]
-        grade = grade_record(env, record)
-        if inspect.isawaitable(grade):
-            grade = await grade
+        try:
+            grade = grade_record(env, record)
+            if inspect.isawaitable(grade):
+                grade = await grade
+        except GradingError as exc:  # the kit's failure, not the record's: one line naming the record
+            raise GradingError(f"record {path} could not be graded (a bug of the grader, not of the agent): {exc}") from None
         done.append(Regraded(path=path, record=record, grade=grade_json(grade)))
     return done

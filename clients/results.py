@@ -15,11 +15,13 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from clients.errors import RunError
+from clients.run_files import folder_error
+from servers.lines import LineFile
 
 __all__ = [
     "ResultLine",
@@ -30,6 +32,7 @@ __all__ = [
     "latest_by_key",
     "EpisodeKey",
     "check_run_folder",
+    "prepare_run_folder",
     "clear_run_folder",
 ]
 
@@ -170,34 +173,46 @@ def latest_by_key(lines: Iterable[ResultLine]) -> dict[EpisodeKey, ResultLine]:
 
 
 class ResultsWriter:
-    """Appends result lines, one write + flush each, so an interrupted run keeps every finished episode."""
+    """Appends result lines, each whole or not at all (``servers/lines.py``), so an interrupted run keeps every
+    finished episode and a full disk never leaves a torn line.
+
+    Raises:
+        RunError: (opening, writing) the system refused; the file ends with the last whole line.
+    """
 
     def __init__(self, path: Path, *, truncate_to: int | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if truncate_to is not None and path.exists():
-            os.truncate(path, truncate_to)
-        needs_newline = False
-        if path.exists() and path.stat().st_size > 0:
-            with path.open("rb") as existing:
-                existing.seek(-1, os.SEEK_END)
-                needs_newline = existing.read(1) != b"\n"
         self.path = path
-        self._file: IO[str] | None = path.open("a", encoding="utf-8")
-        if needs_newline:
-            self._file.write("\n")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if truncate_to is not None and path.exists():
+                os.truncate(path, truncate_to)
+            self._file: LineFile | None = LineFile(path)
+            if self._file.size > 0:
+                with path.open("rb") as existing:
+                    existing.seek(-1, os.SEEK_END)
+                    if existing.read(1) != b"\n":  # a torn tail kept by an older writer: end it first
+                        self._file.append(b"\n")
+        except OSError as exc:
+            raise folder_error(path, exc) from None
 
     def write(self, line: ResultLine) -> None:
-        """Append one line and flush it."""
+        """Append one line (one write: all of it or nothing)."""
         if self._file is None:
             raise RuntimeError("results writer is closed")
-        self._file.write(json.dumps(line.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._file.flush()
+        data = json.dumps(line.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n"
+        try:
+            self._file.append(data.encode("utf-8"))
+        except OSError as exc:
+            raise folder_error(self.path, exc) from None
 
     def close(self) -> None:
-        """Close the file; idempotent."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Close the file after an fsync; idempotent (a failed fsync is reported once, as a RunError)."""
+        file, self._file = self._file, None
+        if file is not None:
+            try:
+                file.close(sync=True)
+            except OSError as exc:
+                raise folder_error(self.path, exc, "store") from None
 
 
 def check_run_folder(out: Path, *, default: bool, resume: bool, overwrite: bool, env: str) -> tuple[list[ResultLine], int | None]:
@@ -207,6 +222,8 @@ def check_run_folder(out: Path, *, default: bool, resume: bool, overwrite: bool,
         RunError: a corrupt results file, results of another environment, or a run that would be replaced
             without ``--resume`` / ``--overwrite`` (the default folder is always replaceable).
     """
+    if out.exists() and not out.is_dir():
+        raise RunError(f"--out {out} is a file, not a folder: choose another --out")
     results = out / "results.jsonl"
     if resume:
         found = read_results(results)
@@ -219,10 +236,39 @@ def check_run_folder(out: Path, *, default: bool, resume: bool, overwrite: bool,
     return [], None
 
 
+def prepare_run_folder(out: Path) -> None:
+    """Make sure the run folder exists and takes writes, before any episode runs.
+
+    Raises:
+        RunError: one line: a file in the way, a read-only or full filesystem, no permission.
+    """
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise folder_error(out, exc, "create the run folder") from None
+    probe = out / f".toolgym-probe-{os.getpid()}"
+    try:
+        file = LineFile(probe)  # a line written and removed: what the run will do, without leaving a trace
+        try:
+            file.append(b"\n")
+        finally:
+            file.close()
+            probe.unlink()
+    except OSError as exc:
+        raise folder_error(out, exc) from None
+
+
 def clear_run_folder(out: Path) -> None:
-    """Remove a previous run's files (only those a run writes) once the new run is sure to start."""
-    for stale in (out / "results.jsonl", out / "summary.json"):
-        stale.unlink(missing_ok=True)
-    for folder in (out / "records", out / "logs"):
-        if folder.is_dir():
-            shutil.rmtree(folder)
+    """Remove a previous run's files (only those a run writes) once the new run is sure to start.
+
+    Raises:
+        RunError: the system refused to remove them (a read-only folder...).
+    """
+    try:
+        for stale in (out / "results.jsonl", out / "summary.json"):
+            stale.unlink(missing_ok=True)
+        for folder in (out / "records", out / "logs"):
+            if folder.is_dir():
+                shutil.rmtree(folder)
+    except OSError as exc:
+        raise folder_error(out, exc, "clear the previous run in") from None

@@ -13,7 +13,8 @@ agent is an external command — then they are created through a server's contro
 (``ray``): then each attempt runs whole on an environment actor (``clients/ray/``) with the same attempt
 code (``clients/attempts.py``), and only its line, record and log come back here to be written. The control
 token, the given one of ``--server`` or the fresh one, goes to the runner's control client and nowhere else:
-never to an agent, its arguments, files or environment.
+never to an agent, its arguments, files or environment; and ``cmd:`` agents run in a sandbox where neither
+the kit, this run's folder nor any process of ours exists (``clients/sandbox.py``).
 
 Every episode ends graded or errored, never both, as :mod:`clients.blame` decides: an attempt that fails
 for an infrastructure reason (provider, provider budget, dropped connection, a kit bug, the grader) is run
@@ -27,9 +28,9 @@ import hashlib
 import logging
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,17 +39,31 @@ import anyio
 from clients.agents import AgentOptions, make_agent
 from clients.agents.base import Agent, Limits
 from clients.agents.replay import ReplayAgent
+from clients.agents.keys import preflight
 from clients.agents.timing import Backoff, Sleep
 from clients.attempts import AttemptRunner, Attempts, EpisodeItem
 from clients.backends import Backend, HttpBackend, LocalBackend
 from clients.blame import classify_exception
 from clients.errors import RunError
+from clients.plan import Plan
 from clients.progress import Reporter, SilentReporter
-from clients.results import ResultLine, ResultsWriter, Tokens, check_run_folder, clear_run_folder, latest_by_key
+from clients.results import (
+    ResultLine,
+    ResultsWriter,
+    Tokens,
+    check_run_folder,
+    clear_run_folder,
+    latest_by_key,
+    prepare_run_folder,
+)
+from clients.run_files import write_file
+from clients.sandbox import environment_sources
 from clients.selection import parse_seeds, resolve_environment, select_tasks
 from clients.summary import Summary, summarize
+from fixtures.errors import TaskError
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
+from servers.private_tasks import with_private_tasks
 
 if TYPE_CHECKING:
     from clients.ray.options import RayOptions
@@ -60,6 +75,15 @@ log = logging.getLogger("toolgym.runner")
 
 DEFAULT_OUT = Path("runs") / "latest"
 """Where a run goes without ``out``: replaced by every such run (pass ``out`` to keep one)."""
+
+MAX_TRIALS = 10_000
+"""Most trials per (task, seed): pass^k needs a handful; more is a typo."""
+
+MAX_CONCURRENCY = 100_000
+"""Most episodes at once (each holds a world: memory, not this bound, is the real limit)."""
+
+MAX_RETRIES = 100
+"""Most re-runs of one errored episode (with backoff: more would retry an outage for hours)."""
 
 
 @dataclass
@@ -91,6 +115,8 @@ class RunConfig:
     sleep: Sleep | None = None
     """How to pause before a re-run (default ``anyio.sleep``; tests record the pauses instead)."""
     agent_options: AgentOptions = field(default_factory=AgentOptions)
+    private_tasks: Sequence[str | Path] = ()
+    """Sources of held-out task templates merged into the environment's (``servers.private_tasks``)."""
     ray: RayOptions | EnvPool | None = None
     """Run the episodes on environment actors of a Ray cluster (``clients.ray``; needs ``toolgym[ray]``): started
     for the run as the options say, or those of a started pool the caller keeps for several runs."""
@@ -165,49 +191,76 @@ async def _open_attempts(stack: AsyncExitStack, config: RunConfig, environment: 
     return Attempts(environment, agent, await _open_backend(stack, config, environment, agent, out), config.limits)
 
 
-async def _run_items(state: _Run, todo: list[EpisodeItem], concurrency: int) -> None:
-    """Feed the items to ``concurrency`` workers; a RunError from any of them stops the run as itself."""
-    send, receive = anyio.create_memory_object_stream[EpisodeItem](len(todo) or 1)
-    for item in todo:
-        send.send_nowait(item)
-    send.close()
+async def _run_items(state: _Run, todo: Iterator[EpisodeItem], count: int, concurrency: int) -> None:
+    """Feed ``count`` items to ``concurrency`` workers as they take them (the plan is never listed whole); a
+    RunError from any of them stops the run as itself."""
+    workers = min(concurrency, count)
+    send, receive = anyio.create_memory_object_stream[EpisodeItem](workers or 1)
+
+    async def feed() -> None:
+        async with send:
+            for item in todo:
+                await send.send(item)
+
     try:
         async with anyio.create_task_group() as group:
-            for _ in range(min(concurrency, len(todo))):
+            group.start_soon(feed)
+            for _ in range(workers):
                 group.start_soon(state.worker, receive.clone())
+            receive.close()
     except BaseExceptionGroup as group_error:
         found = _find_run_error(group_error)
         if found is not None:
             raise found from None
         raise
-    finally:
-        receive.close()
 
 
-def _plan(environment: Environment, agent: Agent, config: RunConfig) -> list[EpisodeItem]:
-    if config.trials < 1:
-        raise RunError(f"--trials must be >= 1, got {config.trials}")
-    if config.concurrency is not None and config.concurrency < 1:
-        raise RunError(f"--concurrency must be >= 1, got {config.concurrency}")
+def _check_config(config: RunConfig) -> None:
+    """Every numeric setting within its range, before anything runs (the CLI's flags check the same)."""
+    limits = config.limits
+    checks = [
+        ("--trials", config.trials, 1, MAX_TRIALS),
+        ("--concurrency", config.concurrency if config.concurrency is not None else 1, 1, MAX_CONCURRENCY),
+        ("--retries", config.retries, 0, MAX_RETRIES),
+        ("--max-turns", limits.max_turns, 1, None),
+        ("--max-tool-calls", limits.max_tool_calls, 1, None),
+    ]
+    for flag, value, low, high in checks:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise RunError(f"{flag} must be an integer, got {value!r}")
+        if value < low:
+            raise RunError(f"{flag} must be >= {low}, got {value}")
+        if high is not None and value > high:
+            raise RunError(f"{flag} must be <= {high}, got {value}")
+    for flag, seconds in (
+        ("--timeout", limits.episode_timeout),
+        ("--provider-timeout", limits.provider_timeout),
+        ("--request-timeout", limits.request_timeout),
+    ):
+        if not 0 < seconds < float("inf"):
+            raise RunError(f"{flag} must be a number of seconds > 0, got {seconds!r}")
+
+
+def _plan(environment: Environment, agent: Agent, config: RunConfig) -> Plan:
+    _check_config(config)
     if isinstance(agent, ReplayAgent) and config.tasks is None and config.seeds is None:
         pairs = sorted({(task, seed) for task, seed, _ in agent.available if task is not None})
         known = environment.task_templates()
         missing = sorted({task for task, _ in pairs if task not in known})
         if missing:
             raise RunError(f"replay: records name tasks {', '.join(missing)} that {environment.name!r} does not have")
+        by_task: dict[str, list[int]] = {}
+        for task, seed in pairs:
+            by_task.setdefault(task, []).append(seed)
+        blocks: list[tuple[Sequence[str], Sequence[int]]] = [([task], seeds) for task, seeds in by_task.items()]
     else:
         tasks = select_tasks(environment, config.tasks)
-        seeds = parse_seeds(config.seeds if config.seeds is not None else [0])
-        pairs = [(task, seed) for task in tasks for seed in seeds]
-    items = [
-        EpisodeItem(task, seed, trial, episode_name(agent.spec, task, seed, trial))
-        for task, seed in pairs
-        for trial in range(config.trials)
-    ]
+        blocks = [(tasks, parse_seeds(config.seeds if config.seeds is not None else [0]))]
+    plan = Plan(agent.spec, blocks, config.trials, episode_name)
     if isinstance(agent, ReplayAgent):
-        for item in items:
+        for item in plan:  # a replay's records are finite: a missing one fails here, before anything runs
             agent.check(item.task, item.seed, item.trial)
-    return items
+    return plan
 
 
 class _Run:
@@ -246,12 +299,6 @@ class _Run:
             await self.sleep(self.config.rerun_backoff.pause(attempt - 1, rng=self.rng))
 
 
-def _write_summary(out: Path, env: str, lines: list[ResultLine], k: int) -> Summary:
-    summary = summarize(env, lines, k=k)
-    (out / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return summary
-
-
 async def run(config: RunConfig, reporter: Reporter | None = None) -> RunOutcome:
     """Run ``config``'s episodes and return the summary (also written to the run folder).
 
@@ -261,35 +308,59 @@ async def run(config: RunConfig, reporter: Reporter | None = None) -> RunOutcome
     """
     reporter = reporter or SilentReporter()
     environment = resolve_environment(config.env)
+    if config.private_tasks:
+        if config.ray is not None:
+            raise RunError("--private-tasks is not supported with --ray yet: actors load the environment by name")
+        try:
+            environment = with_private_tasks(environment, config.private_tasks)
+        except TaskError as exc:
+            raise RunError(str(exc)) from None
     out = config.out or DEFAULT_OUT
     options = config.agent_options
     if options.log_dir is None:
-        options = AgentOptions(**{**options.__dict__, "log_dir": out / "logs"})
+        options = replace(options, log_dir=out / "logs")
+    if isinstance(config.agent, str) and config.agent.strip().startswith("cmd:"):
+        # What a sandboxed agent must not see besides the kit itself: this run's folder, the task sources.
+        options = replace(options, hidden=(*options.hidden, out, *environment_sources(environment)))
     agent = make_agent(config.agent, options) if isinstance(config.agent, str) else config.agent
     state: _Run | None = None
     summary: Summary | None = None
     try:
-        items = _plan(environment, agent, config)
+        plan = _plan(environment, agent, config)
         previous, cut = check_run_folder(out, default=config.out is None, resume=config.resume, overwrite=config.overwrite, env=environment.name)
         done = {line.key for line in latest_by_key(previous).values() if line.status == "graded"}
-        todo = [item for item in items if (item.task, item.seed, item.trial, agent.spec) not in done]
+        skipped = plan.count_done(done)
+        if skipped < len(plan) and config.ray is None:  # on Ray, keys are read on the nodes: the driver may hold none
+            await preflight(agent)
         async with AsyncExitStack() as stack:
             attempts = await _open_attempts(stack, config, environment, agent, out)
+            prepare_run_folder(out)  # a file in the way, a read-only or full disk: one line now, before any episode
             if not config.resume:
                 clear_run_folder(out)
             writer = ResultsWriter(out / "results.jsonl", truncate_to=cut)
             stack.callback(writer.close)
             state = _Run(attempts, config, writer, reporter)
-            reporter.start(total=len(items), done=len(items) - len(todo))
+            reporter.start(total=len(plan), done=skipped)
+            failed = False
             try:
-                await _run_items(state, todo, config.concurrency or attempts.concurrency)
+                await _run_items(state, plan.todo(done), len(plan) - skipped, config.concurrency or attempts.concurrency)
+            except BaseException:
+                failed = True
+                raise
             finally:
                 reporter.stop()
-                # Even an interrupted run leaves a summary of what finished.
-                summary = _write_summary(out, environment.name, list(previous) + state.lines, config.trials)
+                # Even an interrupted run leaves a summary of what finished (when the disk lets it: a summary
+                # that cannot be written never hides the error that stopped the run).
+                summary = summarize(environment.name, list(previous) + state.lines, k=config.trials)
+                try:
+                    write_file(out / "summary.json", summary.model_dump_json(indent=2) + "\n")
+                except RunError as exc:
+                    if not failed:
+                        raise
+                    log.warning("%s", exc)
     finally:
         await agent.aclose()
     assert state is not None and summary is not None
     lines = list(previous) + state.lines
     latest = sorted(latest_by_key(lines).values(), key=lambda r: (r.agent, r.task, r.seed, r.trial))
-    return RunOutcome(out=out, summary=summary, lines=latest, ran=len(state.lines), skipped=len(items) - len(todo))
+    return RunOutcome(out=out, summary=summary, lines=latest, ran=len(state.lines), skipped=skipped)

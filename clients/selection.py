@@ -8,14 +8,14 @@ naming what exists rather than a run of nothing.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from clients.errors import RunError
 from fixtures.errors import EnvironmentNotFound
 from servers.environment import Environment
 from servers.registry import load_environment
 
-__all__ = ["resolve_environment", "select_tasks", "parse_seeds", "template_tags", "template_split"]
+__all__ = ["resolve_environment", "select_tasks", "parse_seeds", "Seeds", "MAX_SEED", "template_tags", "template_split"]
 
 
 def resolve_environment(spec: str | Environment) -> Environment:
@@ -102,33 +102,84 @@ def select_tasks(environment: Environment, selector: str | Sequence[str] | None)
     return [tid for tid in order if tid in chosen]
 
 
-def parse_seeds(text: str | Sequence[int]) -> list[int]:
-    """Seeds from ``0,1,2``, ``0-4`` or a mix (``0-2,7``); duplicates dropped, order kept.
+MAX_SEED = 2**63 - 1
+"""Largest seed: a 64-bit signed integer, as SQLite and every record reader store it."""
+
+
+class Seeds:
+    """A run's seeds as ranges, in the order given, each seed once: ``0-99999999`` costs a few bytes, never a
+    list of a hundred million integers (``toolgym run --seeds`` once ate 6 GB planning such a range).
+
+    Iterating yields the seeds lazily; ``len`` and ``in`` are arithmetic.
+    """
+
+    def __init__(self, parts: Iterable[range]) -> None:
+        self.parts: tuple[range, ...] = tuple(part for part in parts if len(part))
+        self._len = sum(len(part) for part in self.parts)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[int]:
+        for part in self.parts:
+            yield from part
+
+    def __contains__(self, seed: object) -> bool:
+        return isinstance(seed, int) and any(seed in part for part in self.parts)
+
+    def __repr__(self) -> str:
+        shown = ",".join(str(p.start) if len(p) == 1 else f"{p.start}-{p.stop - 1}" for p in self.parts[:8])
+        return f"Seeds({shown}{',...' if len(self.parts) > 8 else ''})"
+
+
+def _without(part: range, taken: list[range]) -> list[range]:
+    """``part`` minus every range in ``taken`` (all with step 1), as ascending ranges."""
+    pieces = [part]
+    for other in taken:
+        kept: list[range] = []
+        for piece in pieces:
+            if other.stop <= piece.start or other.start >= piece.stop:
+                kept.append(piece)
+                continue
+            if piece.start < other.start:
+                kept.append(range(piece.start, other.start))
+            if other.stop < piece.stop:
+                kept.append(range(other.stop, piece.stop))
+        pieces = kept
+    return pieces
+
+
+def parse_seeds(text: str | Sequence[int]) -> Seeds:
+    """Seeds from ``0,1,2``, ``0-4`` or a mix (``0-2,7``); duplicates dropped, order kept, ranges never expanded.
 
     Raises:
-        RunError: a term is not a non-negative integer or an ascending range.
+        RunError: a term is not a seed in 0-2^63-1 or an ascending range of them.
     """
     if not isinstance(text, str):
-        seeds = list(text)
+        given = list(dict.fromkeys(text))
+        bad = [s for s in given if not isinstance(s, int) or isinstance(s, bool) or not 0 <= s <= MAX_SEED]
+        if bad:
+            raise RunError(f"--seeds: {bad[0]!r} is not a seed (an integer within 0-{MAX_SEED})")
+        seeds = Seeds(range(s, s + 1) for s in given)
     else:
-        seeds = []
+        parts: list[range] = []
         for raw in text.split(","):
             term = raw.strip()
             if not term:
                 continue
             low, dash, high = term.partition("-")
             try:
-                if dash:
-                    start, stop = int(low), int(high)
-                    if stop < start:
-                        raise ValueError
-                    seeds.extend(range(start, stop + 1))
-                else:
-                    seeds.append(int(term))
+                start, stop = (int(low), int(high)) if dash else (int(term), int(term))
             except ValueError:
                 raise RunError(f"--seeds: {term!r} is not a seed or an ascending range like 0-4") from None
-    if not seeds:
+            if stop < start:
+                raise RunError(f"--seeds: {term!r} is not a seed or an ascending range like 0-4")
+            if start < 0 or stop > MAX_SEED:
+                raise RunError(f"--seeds: {term!r} is out of range; seeds are integers within 0-{MAX_SEED}")
+            part = range(start, stop + 1)
+            fresh = _without(part, parts)  # seeds an earlier term already gave are played once
+            parts.extend(fresh)
+        seeds = Seeds(parts)
+    if not len(seeds):
         raise RunError("--seeds selects no seed")
-    if any(s < 0 for s in seeds):
-        raise RunError("--seeds: seeds are non-negative integers")
-    return list(dict.fromkeys(seeds))
+    return seeds

@@ -84,6 +84,26 @@ class Summary(BaseModel):
     env: str
     k: int
     agents: list[AgentSummary]
+    episodes: int = 0
+    """Episodes of the run (graded and errored, the latest attempt of each)."""
+    not_graded: int = 0
+    """Episodes that errored, so no score counts them (the headline says so; ``toolgym run`` exits 1)."""
+
+    def headline(self) -> str | None:
+        """``3 of 40 episodes were not graded (grading: 2, provider: 1) ...`` — or None when all were graded.
+
+        Why a headline: pass rates cover graded episodes only, so a run whose grader failed on the episodes
+        an agent would have failed looks better than it is unless the count is the first thing said.
+        """
+        if not self.not_graded:
+            return None
+        classes: Counter[str] = Counter()
+        for agent in self.agents:
+            classes.update(agent.error_classes)
+        counts = ", ".join(f"{name}: {n}" for name, n in sorted(classes.items()))
+        graded = self.episodes - self.not_graded
+        return (f"{self.not_graded} of {self.episodes} episodes were not graded ({counts}): every pass rate and score "
+                f"below covers the {graded} graded ones only")
 
 
 def _stats(name: str, lines: Sequence[ResultLine], k: int) -> Stats:
@@ -159,7 +179,8 @@ def summarize(env: str, lines: Iterable[ResultLine], *, k: int = 1, top_criteria
                 ],
             )
         )
-    return Summary(env=env, k=k, agents=agents)
+    errored = sum(1 for line in latest.values() if line.status == "errored")
+    return Summary(env=env, k=k, agents=agents, episodes=len(latest), not_graded=errored)
 
 
 def _pct(value: float | None) -> str:
@@ -216,7 +237,11 @@ LEGEND = "n: graded episodes · score: mean, 95% bootstrap CI · calls: per epis
 
 
 def render_summary(summary: Summary, console: Console) -> None:
-    """Print the run's tables: per task and overall, then the criteria that failed most, then errors."""
+    """Print the run's headline (episodes not graded), its tables per task and overall, then the criteria
+    that failed most, then errors."""
+    headline = summary.headline()
+    if headline is not None:
+        console.print(Text(headline, style="bold red"), soft_wrap=True)  # one line: a terminal wraps it, a log keeps it whole
     for agent in summary.agents:
         parts: list[object] = [_table(agent, summary.k, summary.env), Text(LEGEND, style="dim")]
         if agent.failed_criteria:

@@ -25,7 +25,6 @@ Each :class:`Attack` says when it counts (``rule``); :mod:`graders.adversary` pl
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 

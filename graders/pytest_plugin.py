@@ -2,7 +2,10 @@
 
 Installed with toolgym and active in every pytest run; it imports nothing heavy until a fixture is used.
 The fixtures are plain (synchronous) fixtures that hand back async functions, so they work under any
-async test plugin (pytest-asyncio, anyio) and in strict or auto mode::
+async test plugin (pytest-asyncio in strict or auto mode, anyio) — and under none: an ``async def`` test
+that uses a toolgym fixture and that no async plugin claims (no ``asyncio``/``anyio``/``trio`` mark, no
+``asyncio_mode = "auto"``) is run by this plugin on a fresh event loop (anyio's asyncio backend), so the
+examples below pass in a project with no configuration at all::
 
     async def test_unverified_transfer_fails(toolgym_episode, toolgym_play, toolgym_grade):
         episode = await toolgym_episode("finance", task="wire_vendor", seed=3)
@@ -20,6 +23,8 @@ it creates is released at teardown.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +38,13 @@ if TYPE_CHECKING:
     from servers.environment import Environment
     from servers.episodes import Episode, EpisodeManager
 
-__all__ = ["EpisodeFactory", "toolgym_episode", "toolgym_play", "toolgym_grade", "toolgym_check"]
+__all__ = ["EpisodeFactory", "toolgym_episode", "toolgym_play", "toolgym_grade", "toolgym_check", "FIXTURES", "pytest_pyfunc_call"]
+
+FIXTURES = frozenset({"toolgym_episode", "toolgym_play", "toolgym_grade", "toolgym_check"})
+"""This plugin's fixtures: an async test using one of them is run here when no async plugin claims it."""
+
+ASYNC_MARKERS = ("asyncio", "anyio", "trio")
+"""Marks by which an async test plugin claims a test (pytest-asyncio's auto mode adds ``asyncio`` itself)."""
 
 
 class EpisodeFactory:
@@ -112,3 +123,24 @@ def toolgym_check() -> Any:
         return await check_environment(resolve_environment(env), seeds=seeds, templates=templates)
 
     return run
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` test that uses a toolgym fixture when no async plugin claimed it.
+
+    Without this, such a test fails (pytest 8.4+) or is skipped with "async def functions are not natively
+    supported" in a project without ``asyncio_mode = "auto"``. A test another plugin handles — marked
+    ``asyncio``, ``anyio`` or ``trio``, or already made synchronous by pytest-asyncio — is left to it.
+    """
+    function = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(function) or any(pyfuncitem.get_closest_marker(m) for m in ASYNC_MARKERS):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames  # noqa: SLF001 - what pytest's own pyfunc_call reads
+    if not FIXTURES & set(pyfuncitem.fixturenames):
+        return None
+    import anyio
+
+    arguments = {name: pyfuncitem.funcargs[name] for name in names}
+    anyio.run(functools.partial(function, **arguments))
+    return True

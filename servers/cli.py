@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING, NoReturn
 import anyio
 
 from fixtures.errors import ToolgymError
+from servers import secrecy
+from servers.deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT
 from servers.environment import Environment
-from servers.episodes import EpisodeManager
+from servers.episodes import HISTORY_BYTES, EpisodeManager
+from servers.private_tasks import with_private_tasks
 from servers.registry import load_environment
 from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSIONS_PER_EPISODE
 
@@ -32,7 +35,7 @@ SERVE_DESCRIPTION = (
     "Serve the environment's tools over MCP. stdio (default): one episode per process, for clients that "
     "launch their server as a command. http: many episodes on one server — /mcp gives each MCP session its "
     "own episode, /episodes/ID/mcp is one episode's endpoint, /control/ is the control API, which needs a "
-    "bearer token (generated and printed at startup unless --token / TOOLGYM_TOKEN gives one)."
+    "bearer token (generated and printed at startup unless --token-file / TOOLGYM_TOKEN / --token gives one)."
 )
 
 
@@ -52,10 +55,25 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", type=Path, metavar="FILE", help="stdio: write the episode's record (JSONL) to FILE")
     parser.add_argument("--record-dir", type=Path, metavar="DIR", help="write one JSONL record per episode into DIR")
     parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="http: read the bearer token /control requires from FILE (mode 0600 or stricter). Without it: "
+        "$TOOLGYM_TOKEN, else a new token printed at startup; MCP endpoints stay open. Never give it to an agent",
+    )
+    parser.add_argument(
         "--token",
         metavar="T",
-        help="http: bearer token required by /control (default: $TOOLGYM_TOKEN, else a new one printed at "
-        "startup; MCP endpoints stay open). Never give it to an agent",
+        help="http: the token itself; visible to every local process until read, so prefer --token-file or "
+        "TOOLGYM_TOKEN",
+    )
+    parser.add_argument(
+        "--private-tasks",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="add held-out task templates from a folder of modules, a .py file or a module name (keep it "
+        "readable only by you); repeatable",
     )
     parser.add_argument(
         "--no-token",
@@ -103,6 +121,35 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: 30)",
     )
     parser.add_argument(
+        "--head-timeout",
+        type=float,
+        default=DEFAULT_HEAD_TIMEOUT,
+        metavar="S",
+        help=f"http: seconds a connection has to send a request's headers; then 408 and closed (default: {DEFAULT_HEAD_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=DEFAULT_BODY_TIMEOUT,
+        metavar="S",
+        help=f"http: seconds a request has to send its body; then 408 and closed (default: {DEFAULT_BODY_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--health-port",
+        type=int,
+        metavar="PORT",
+        help="http: also serve GET /health on PORT (0: any free port; the banner says which) from a process of its "
+        "own, answered within milliseconds however busy the server is: point liveness probes there",
+    )
+    parser.add_argument(
+        "--history-mb",
+        type=float,
+        default=HISTORY_BYTES / 2**20,
+        metavar="MB",
+        help=f"http: memory kept for the records of released episodes (compressed; oldest dropped first; "
+        f"default: {HISTORY_BYTES / 2**20:g})",
+    )
+    parser.add_argument(
         "--output-schemas",
         choices=["compact", "full", "none"],
         default="compact",
@@ -130,13 +177,15 @@ def claude_command(environment: Environment, mcp_url: str) -> str:
 def _check(environment: Environment, args: argparse.Namespace) -> None:
     if args.seed < 0:
         raise CliError(f"--seed must be >= 0, got {args.seed}")
+    if args.seed > 2**63 - 1:
+        raise CliError(f"--seed must be <= {2**63 - 1} (a 64-bit seed), got {args.seed}")
     if args.max_episodes < 1:
         raise CliError(f"--max-episodes must be >= 1, got {args.max_episodes}")
     if args.max_sessions < 1:
         raise CliError(f"--max-sessions must be >= 1, got {args.max_sessions}")
     if args.sessions_per_episode < 1:
         raise CliError(f"--sessions-per-episode must be >= 1, got {args.sessions_per_episode}")
-    for flag in ("idle_timeout", "closed_ttl", "reap_interval"):
+    for flag in ("idle_timeout", "closed_ttl", "reap_interval", "head_timeout", "body_timeout"):
         value = getattr(args, flag)
         if not 0 < value < float("inf"):
             raise CliError(f"--{flag.replace('_', '-')} must be a positive number of seconds, got {value}")
@@ -144,8 +193,14 @@ def _check(environment: Environment, args: argparse.Namespace) -> None:
         raise CliError("--token is empty; give a real token, or leave it out to have one generated")
     if args.token is not None and args.no_token:
         raise CliError("give either --token T or --no-token, not both")
+    if args.token_file is not None and (args.no_token or args.token is not None):
+        raise CliError("give one of --token-file FILE, --token T and --no-token")
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be within 0-65535, got {args.port}")
+    if args.health_port is not None and not 0 <= args.health_port <= 65535:
+        raise CliError(f"--health-port must be within 0-65535, got {args.health_port}")
+    if not 0 <= args.history_mb < float("inf"):
+        raise CliError(f"--history-mb must be a number of megabytes >= 0, got {args.history_mb}")
     if args.transport == "http" and args.record is not None:
         raise CliError("--record is for stdio (one episode); with --transport http use --record-dir DIR")
     if args.record is not None and args.record_dir is not None:
@@ -176,6 +231,7 @@ def run_serve(environment: Environment, args: argparse.Namespace) -> int:
     Raises:
         ToolgymError: bad flags, unknown task (callers print it as one line and exit 2).
     """
+    environment = with_private_tasks(environment, getattr(args, "private_tasks", None) or [])
     _check(environment, args)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -189,25 +245,66 @@ def run_serve(environment: Environment, args: argparse.Namespace) -> int:
                 )
             )
             return 0
+        token, generated = _control_token(args)
         if args.allocator == "system" and getattr(args, "command_line", False):
-            from servers import malloc
-
-            malloc.use_system_allocator()  # returns only when it cannot (or need not) restart the process
-        return _serve_http(environment, args)
+            _restart_with_system_allocator(token, generated)  # returns only when it cannot (or need not) restart
+        return _serve_http(environment, args, token, generated)
     except KeyboardInterrupt:
         return 130
 
 
 def _control_token(args: argparse.Namespace) -> tuple[str | None, bool]:
-    """The control token to serve with (None: --no-token) and whether it was generated here."""
+    """The control token to serve with (None: --no-token) and whether it was generated here.
+
+    Read before anything else, and taken out of what other processes can read: ``$TOOLGYM_TOKEN`` leaves
+    this process's environment block, a ``--token`` argument is blanked, and a token handed over by this
+    process's previous image (the allocator restart) comes through a pipe (servers/secrecy.py).
+    """
+    handed = secrecy.take_over()
+    if handed is not None:
+        secrecy.take_from_environment(secrecy.TOKEN_VARIABLE)
+        return handed
     if args.no_token:
+        secrecy.take_from_environment(secrecy.TOKEN_VARIABLE)
         return None, False
-    given = (args.token or os.environ.get("TOOLGYM_TOKEN", "")).strip() or None
+    given = secrecy.given_token(args.token, args.token_file)
     if given is not None:
         return given, False
     from servers.http import new_token
 
     return new_token(), True
+
+
+def _restart_with_system_allocator(token: str | None, generated: bool) -> None:
+    """Restart this process with the system allocator (servers/malloc.py), the token handed over by a pipe.
+
+    The new image gets neither ``$TOOLGYM_TOKEN`` nor a ``--token`` argument: only the number of an
+    inherited pipe's descriptor that holds the token.
+    """
+    from servers import malloc
+
+    argv = _without_token_argument(list(getattr(sys, "orig_argv", []) or []))
+    environment = dict(os.environ)
+    pipe = None
+    if token is not None:
+        pipe = secrecy.hand_over(token, generated)
+        environment[secrecy.HANDOVER_VARIABLE] = str(pipe)
+    malloc.use_system_allocator(argv=argv, environment=environment)
+    if pipe is not None:
+        os.close(pipe)  # not restarted: the token stays where it is
+
+
+def _without_token_argument(argv: list[str]) -> list[str]:
+    kept: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--token":
+            skip = True
+        elif not word.startswith("--token="):
+            kept.append(word)
+    return kept
 
 
 def _banner(environment: Environment, server: HttpServer, args: argparse.Namespace, generated: bool) -> str:
@@ -218,6 +315,8 @@ def _banner(environment: Environment, server: HttpServer, args: argparse.Namespa
         f"  limits:                        {args.max_sessions} /mcp sessions, {args.max_episodes} control API episodes",
         f"  allocator:                     {_allocator_line()}",
     ]
+    if server.health_url is not None:
+        lines.append(f"  health (off the event loop):   {server.health_url}  (same bearer token)")
     if server.token is None:
         lines += [
             f"  control API:                   {server.control_url}/  (no token: --no-token)",
@@ -225,14 +324,20 @@ def _banner(environment: Environment, server: HttpServer, args: argparse.Namespa
             "play and grade every episode; use --no-token for local play only",
         ]
     else:
-        shown = server.token if generated else "<token>"
-        note = "generated for this server; never give it to an agent" if generated else "from --token / TOOLGYM_TOKEN"
+        # The token appears on a line of its own when it was made here, never inside a command line that
+        # would be pasted into a shell (and so into its history and every local process's view).
+        note = "generated for this server; never give it to an agent" if generated else "as given; never give it to an agent"
         lines.append(f"  control API:                   {server.control_url}/  (bearer token required: {note})")
         if generated:
             lines.append(f"  control token:                 {server.token}")
+        runner = f"toolgym run {environment.name} --server {server.url}"
+        if args.token_file is not None:
+            runner += f" --token-file {args.token_file}"
+        else:
+            runner = f"TOOLGYM_TOKEN=<the control token> {runner}"
         lines += [
-            f"  control header:                Authorization: Bearer {shown}",
-            f"  runner:                        toolgym run {environment.name} --server {server.url} --token {shown}",
+            "  control header:                Authorization: Bearer $TOOLGYM_TOKEN",
+            f"  runner:                        {runner}",
         ]
     lines.append(f"  Claude Code:                   {claude_command(environment, server.mcp_url)}")
     if args.host not in ("127.0.0.1", "localhost", "::1") and server.token is None:
@@ -248,10 +353,12 @@ def _allocator_line() -> str:
     return "pymalloc (--allocator python, or PYTHONMALLOC set): memory of released episodes may stay resident"
 
 
-def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
+def _serve_http(environment: Environment, args: argparse.Namespace, token: str | None, generated: bool) -> int:
     from servers import malloc
-    from servers.http import HttpServer, serve_http
+    from servers.http import serve_http
 
+    if token is not None:
+        secrecy.forbid_dumps()
     malloc.configure(arenas=True)  # this process is only a server: few arenas, fewer heaps to fragment
     manager = EpisodeManager(
         environment,
@@ -259,8 +366,8 @@ def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
         record_dir=args.record_dir,
         idle_timeout=args.idle_timeout,
         closed_ttl=args.closed_ttl,
+        history_bytes=int(args.history_mb * 2**20),
     )
-    token, generated = _control_token(args)
 
     def announce(server: HttpServer) -> None:
         print(_banner(environment, server, args, generated), file=sys.stderr, flush=True)
@@ -282,6 +389,9 @@ def _serve_http(environment: Environment, args: argparse.Namespace) -> int:
                 sessions_per_episode=args.sessions_per_episode,
                 reap_interval=args.reap_interval,
                 output_schemas=args.output_schemas,
+                head_timeout=args.head_timeout,
+                body_timeout=args.body_timeout,
+                health_port=args.health_port,
             )
         )
     except OSError as exc:

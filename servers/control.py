@@ -23,7 +23,9 @@ This module is the Python side (:class:`Control`); ``servers/control_app.py`` se
 
 Every error is JSON ``{"error": code, "message": ...}``: 400 bad body / unknown task, 401 missing or wrong
 token, 403 foreign origin, 404 unknown episode, 409 grading a free-play episode, 413 body too large, 415
-body not JSON, 421 foreign host, 500 record not writable, 501 graders not installed, 503 at the cap.
+body not JSON, 421 foreign host, 422 the grader failed (``grading_error``: a broken rubric or a crash inside
+grading, never the agent's doing), 500 record not writable (or ``internal_error``: a bug of the server's,
+still as JSON), 501 graders not installed, 503 at the cap.
 
 After play, one request does what four did (``POST /control/episodes/ID/finish``: close, grade, return the
 record and release), and a create may ask for the task's oracle (``"oracle": true``) so an oracle runner
@@ -44,12 +46,13 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-from fixtures.errors import GradingError, ToolgymError
+from fixtures.errors import EpisodeNotFound, GradingError, ToolgymError
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import mcp_tools
 from servers.record import Record
 
 if TYPE_CHECKING:
+    from servers.health import Heartbeat
     from servers.sessions import SessionTable
 
 __all__ = [
@@ -93,8 +96,8 @@ class CreateEpisode(BaseModel):
 
     task: str | None = Field(default=None, max_length=200)
     """Task template id; null for free play."""
-    seed: StrictInt = Field(default=0, ge=0)
-    """Task seed (or fixture seed in free play)."""
+    seed: StrictInt = Field(default=0, ge=0, le=2**63 - 1)
+    """Task seed (or fixture seed in free play): a 64-bit signed integer, as records store it."""
     oracle: StrictBool = False
     """Return the task's oracle (its reference tool calls) with the episode: for oracle runners only."""
 
@@ -124,6 +127,8 @@ class Control:
     def __init__(self, manager: EpisodeManager, *, sessions: SessionTable | None = None) -> None:
         self.manager = manager
         self.sessions = sessions
+        self.heartbeat: Heartbeat | None = None
+        """The serving event loop's heartbeat (set by the HTTP app): health then says how late the loop is."""
 
     @property
     def environment_name(self) -> str:
@@ -156,12 +161,23 @@ class Control:
         return rows
 
     def health(self) -> dict[str, Any]:
-        """Liveness and load: live episodes and open sessions against their (separate) caps."""
+        """Liveness and load: live episodes and open sessions against their (separate) caps, what is kept of
+        released episodes (records and bytes against their bounds) and, on a server, how late its event loop is.
+
+        Reads only counters, so the health listener's thread (``servers/health.py``) may call it while the
+        event loop runs.
+        """
         manager = self.manager
         limits: dict[str, Any] = {"episodes": {"open": manager.capped_count, "max": manager.max_live}}
         if self.sessions is not None:
             limits.update(self.sessions.counts())
-        return {"status": "ok", "env": self.environment_name, "episodes": len(manager), "limits": limits}
+        body: dict[str, Any] = {"status": "ok", "env": self.environment_name, "episodes": len(manager), "limits": limits}
+        body["released"] = manager.history_counts()
+        if self.heartbeat is not None:
+            body["loop"] = self.heartbeat.state()
+            if body["loop"]["stalled"]:
+                body["status"] = "stalled"
+        return body
 
     def create(self, task: str | None = None, seed: int = 0) -> Episode:
         """Open an episode (free play when ``task`` is None)."""
@@ -224,7 +240,12 @@ class Control:
             raise NotGradable(f"episode {episode_id!r} is free play (no task): there is no rubric to grade it by")
         grading = _grading()
         self.manager.close(episode_id)
-        return await _grade(grading, episode)
+        try:
+            return await _grade(grading, episode)
+        except (GradingError, EpisodeNotFound):
+            raise
+        except Exception as exc:  # a crash inside the grader: the caller gets a grading error, never a bare 500
+            raise GradingError(f"grading episode {episode_id!r} failed: {type(exc).__name__}: {exc}"[:2000]) from exc
 
     async def finish(
         self, episode_id: str, *, reason: str = "closed", grade: bool = True, record: bool = True, release: bool = True
@@ -232,7 +253,12 @@ class Control:
         """Close, grade, read the record and release, in one call (what a runner does after every episode).
 
         A grade that cannot be given is reported in ``grade_error`` ({error, message}) rather than raised, so
-        the record and the release still happen.
+        the record still comes back; a record that cannot be read is reported in ``record_error``. An episode
+        whose asked-for grade failed (``grading_error``: the grader crashed or the rubric is broken) or whose
+        record could not be read is **not** released, whatever ``release`` says: its world is the only
+        evidence left to grade it again or find the bug (``released`` says what happened; release it with
+        ``DELETE`` when done). So is an episode whose record file stopped at a line (disk full, read-only:
+        ``record_error`` ``record_unwritable``): the record returned is whole, the file is not.
 
         Raises:
             EpisodeNotFound: no episode with this id holds a world.
@@ -241,6 +267,7 @@ class Control:
         self.manager.close(episode_id, reason=reason)
         footer = episode.record.closed
         result: dict[str, Any] = {"id": episode_id, "state": episode.state, "end_hash": footer.end_hash if footer else None}
+        keep = False
         if grade:
             result["grade"] = None
             try:
@@ -248,14 +275,30 @@ class Control:
                     raise NotGradable(f"episode {episode_id!r} is free play (no task): there is no rubric to grade it by")
                 graded = await _grade(_grading(), episode)
                 result["grade"] = graded.model_dump(mode="json") if isinstance(graded, BaseModel) else graded
-            except (NotGradable, GradingUnavailable, GradingError) as exc:
-                code = {NotGradable: "not_gradable", GradingUnavailable: "grading_unavailable"}.get(type(exc), "grading_error")
+            except (NotGradable, GradingUnavailable) as exc:
+                code = "not_gradable" if isinstance(exc, NotGradable) else "grading_unavailable"
                 result["grade_error"] = {"error": code, "message": str(exc)}
+            except Exception as exc:  # GradingError, or a crash inside the grader: reported, and the world kept
+                message = str(exc) if isinstance(exc, GradingError) else f"the grader crashed: {type(exc).__name__}: {exc}"
+                result["grade_error"] = {"error": "grading_error", "message": message[:2000]}
+                keep = True
         if record:
-            result["record"] = episode.record.model_dump(mode="json")
-        if release:
+            try:
+                result["record"] = episode.record.model_dump(mode="json")
+            except Exception as exc:  # a record that cannot be sent is still the only copy: keep the episode
+                result["record"] = None
+                result["record_error"] = {"error": "record_unreadable", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+                keep = True
+        if episode.record_failure is not None:
+            # Its record file stopped at a line (disk full, read-only): the world and the in-memory record are
+            # all that is left of what the file lacks, so the episode is kept for them (the reaper still
+            # releases it after --closed-ttl).
+            result.setdefault("record_error", {"error": "record_unwritable", "message": episode.record_failure[:2000]})
+            keep = True
+        released = release and not keep
+        if released:
             self.manager.release(episode_id)
-        result["released"] = release
+        result["released"] = released
         return result
 
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, ValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -35,6 +36,8 @@ from servers.control import MAX_BODY_BYTES, Control, CreateEpisode, FinishEpisod
 from servers.dispatch import format_validation_error
 
 __all__ = ["control_app", "control_routes", "json_error"]
+
+log = logging.getLogger("toolgym.control")
 
 
 class _BodyTooLarge(Exception):
@@ -213,11 +216,21 @@ class _ControlApp:
                 raise _BodyTooLarge
             return message
 
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.router(scope, bounded, send)
+            await self.router(scope, bounded, tracked)
             return
         except _BodyTooLarge:
             response = _too_large()
+        except ClientDisconnect:  # the client left mid-body: nobody to answer, nothing to log but a line
+            log.debug("control API %s %s: the client left before sending its body", scope["method"], scope.get("path"))
+            return
         except RecordError as exc:
             response = json_error(500, "record_unwritable", str(exc))
         except EpisodeNotFound as exc:
@@ -234,6 +247,11 @@ class _ControlApp:
             response = json_error(422, "grading_error", str(exc))
         except HTTPException as exc:
             response = json_error(exc.status_code, "not_found" if exc.status_code == 404 else "http_error", str(exc.detail))
+        except Exception as exc:  # a bug of ours: still a JSON error the caller can read, and logged with its trace
+            if started:
+                raise
+            log.exception("control API %s %s failed", scope["method"], scope.get("path"))
+            response = json_error(500, "internal_error", f"{type(exc).__name__}: {exc}"[:500])
         await response(scope, receive, send)
 
 

@@ -13,6 +13,7 @@ of creates never stalls the calls of the episodes already running on the event l
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 import zlib
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import anyio.to_thread
 
-from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, RecordError
+from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, RecordError, RecordUnwritable
 from fixtures.world import World
 from servers import malloc
 from servers.environment import Environment
@@ -34,9 +35,14 @@ from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, Rec
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
 
-__all__ = ["Episode", "EpisodeManager", "EpisodeInfo", "CREATE_THREADS"]
+__all__ = ["Episode", "EpisodeManager", "EpisodeInfo", "CREATE_THREADS", "HISTORY_BYTES"]
+
+log = logging.getLogger("toolgym.episodes")
 
 State = Literal["live", "closed"]
+
+HISTORY_BYTES = 16 * 2**20
+"""Default bound on the compressed records of released episodes kept readable (a few thousand episodes)."""
 
 CREATE_THREADS = 1
 """Worker threads creating worlds at once: more would only take the GIL from the event loop's calls."""
@@ -78,12 +84,35 @@ class Episode:
         return self._tool_calls
 
     def append(self, event: ToolCallEvent | MessageEvent) -> None:
-        """Add an event to the record (and the JSONL file when one is open)."""
+        """Add an event to the record: the JSONL file first (when one is open), then memory.
+
+        Raises:
+            RecordUnwritable: the file refused the line (now or earlier); the event is not kept anywhere,
+                so the in-memory record never holds what the file lacks.
+        """
+        if self.writer is not None:
+            self.writer.write(event)
         if isinstance(event, ToolCallEvent):
             self._tool_calls += 1
         self.record.events.append(event)
-        if self.writer is not None:
-            self.writer.write(event)
+
+    @property
+    def record_failure(self) -> str | None:
+        """Why the record file stopped being written (None while it is whole, or when there is none)."""
+        return self.writer.failure if self.writer is not None else None
+
+    def ensure_recordable(self) -> None:
+        """Refuse a call up front when the record can no longer be written.
+
+        Raises:
+            RecordUnwritable: an earlier line could not be written; the episode takes no more calls.
+        """
+        failure = self.record_failure
+        if failure is not None:
+            raise RecordUnwritable(
+                f"episode {self.id!r} takes no more calls: its record could not be written ({failure}); its world "
+                "holds exactly what its record does. Free space, then start a new episode"
+            )
 
     def elapsed_ms(self) -> float:
         """Milliseconds since creation."""
@@ -111,6 +140,9 @@ class EpisodeManager:
         idle_timeout: seconds without a tool call after which a live episode is closed by :meth:`reap`.
         closed_ttl: seconds a closed episode keeps its world (for grading) before :meth:`reap` releases it.
         history: how many released episodes' records stay readable.
+        history_bytes: bound on the memory those records take (compressed); the oldest go first.
+        sync_records: fsync each record file when its episode closes (a server's records are the only copy;
+            a runner's are rebuilt by ``--resume`` from its results, so it skips the wait).
     """
 
     def __init__(
@@ -122,16 +154,24 @@ class EpisodeManager:
         closed_ttl: float = 600.0,
         history: int = 4096,
         record_dir: Path | None = None,
+        history_bytes: int = HISTORY_BYTES,
+        sync_records: bool = True,
     ) -> None:
         self.environment = environment
         self.max_live = max_live
         self.idle_timeout = idle_timeout
         self.closed_ttl = closed_ttl
         self.history = history
+        self.history_bytes = history_bytes
+        self.sync_records = sync_records
         self.record_dir = record_dir
         self._episodes: dict[str, Episode] = {}
         self._released: OrderedDict[str, bytes] = OrderedDict()
         """Records of released episodes, as compressed JSONL (a tenth of the objects' memory)."""
+        self._released_bytes = 0
+        """Bytes held by ``_released`` (kept under ``history_bytes``)."""
+        self._capped_live = 0
+        """Capped episodes holding a world (kept as a count so health never walks the episodes)."""
         self._pending = 0
         """Capped episodes being created in a worker thread (they count against ``max_live`` already)."""
         self.released_count = 0
@@ -249,20 +289,25 @@ class EpisodeManager:
             clock=world.clock.now.isoformat(),
         )
         path = record_path or (self.record_dir / f"{ident}.jsonl" if self.record_dir else None)
+        writer: RecordWriter | None = None
         try:
-            writer = RecordWriter(path) if path is not None else None
+            writer = RecordWriter(path, sync=self.sync_records) if path is not None else None
             if writer is not None:
                 writer.write(header)
         except RecordError:
+            if writer is not None:
+                writer.discard()  # no file without its header: nothing half-made stays behind
             world.release()
             raise
         record = Record(header=header)
         episode = Episode(id=ident, environment=env, world=world, task=instance, record=record, writer=writer, capped=capped)
         self._episodes[ident] = episode
+        if capped:
+            self._capped_live += 1
         return episode
 
     def _capped_count(self) -> int:
-        return sum(1 for episode in self._episodes.values() if episode.capped)
+        return self._capped_live
 
     @property
     def capped_count(self) -> int:
@@ -304,7 +349,15 @@ class EpisodeManager:
             footer = ClosedEvent(end_hash=episode.world.hash(), tool_calls=episode.seq, reason=reason)
             episode.record.events.append(footer)
             if episode.writer is not None:
-                episode.writer.write(footer)
+                try:
+                    episode.writer.write(footer)
+                except RecordUnwritable as exc:
+                    # Closing always succeeds: the record is whole in memory; its file stays without a footer,
+                    # which every reader reports as incomplete (and finish keeps the episode for its record).
+                    log.warning(
+                        "episode %s closed (end hash %s after %d calls), but its record file has no footer: %s",
+                        episode.id, footer.end_hash, episode.seq, exc,
+                    )
                 episode.writer.close()
             for hook in self.on_close:
                 hook(episode)
@@ -317,13 +370,22 @@ class EpisodeManager:
             return
         self.close(episode_id)
         del self._episodes[episode_id]
+        if episode.capped:
+            self._capped_live -= 1
         episode.world.release()
         episode.released = True
         self.released_count += 1
         if self.history > 0:
-            self._released[episode_id] = zlib.compress(episode.record.to_jsonl().encode(), 1)
-        while len(self._released) > self.history:
-            self._released.popitem(last=False)
+            packed = zlib.compress(episode.record.to_jsonl().encode(), 1)
+            previous = self._released.pop(episode_id, None)  # a retried episode may reuse its id
+            if previous is not None:
+                self._released_bytes -= len(previous)
+            if len(packed) <= self.history_bytes:
+                self._released[episode_id] = packed
+                self._released_bytes += len(packed)
+        while self._released and (len(self._released) > self.history or self._released_bytes > self.history_bytes):
+            _, dropped = self._released.popitem(last=False)
+            self._released_bytes -= len(dropped)
         for hook in self.on_release:
             hook(episode)
 
@@ -338,6 +400,15 @@ class EpisodeManager:
                 self.release(episode.id)
                 released.append(episode.id)
         return released
+
+    def history_counts(self) -> dict[str, int]:
+        """What is remembered of released episodes: records kept, their bytes and the bounds (for health)."""
+        return {
+            "records": len(self._released),
+            "bytes": self._released_bytes,
+            "max_records": self.history,
+            "max_bytes": self.history_bytes,
+        }
 
     def close_all(self) -> None:
         """Release every episode (server shutdown)."""

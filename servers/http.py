@@ -22,6 +22,12 @@ pools keep theirs (httpx: 5 s), so a client never sends on a connection the serv
 default 5 s raced them: ``ReadError`` on POST at 500 sessions). The soft limit on open files is raised to
 the hard one at startup, and running out of them logs one line per ``FD_LOG_INTERVAL`` seconds instead of
 a traceback per failed ``accept``.
+
+Faults: uvicorn's protocol is wrapped with deadlines on request heads, bodies and unread responses
+(``servers/deadlines.py``: ``head_timeout``, ``body_timeout``, ``write_timeout``), so a silent client cannot
+hold a connection; a heartbeat task tells health how late the loop is, and ``health_port`` adds a health
+listener in a process of its own, fed at every heartbeat, that answers however busy the loop is
+(``servers/health.py``).
 """
 
 from __future__ import annotations
@@ -46,8 +52,10 @@ from starlette.routing import Mount, Route
 from servers import malloc
 from servers.control import Control
 from servers.control_app import control_app
+from servers.deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DEFAULT_WRITE_TIMEOUT, with_deadlines
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
+from servers.health import HealthProcess, Heartbeat
 from servers.limits import install_accept_log_filter, raise_open_files_limit
 from servers.mcp_server import OutputSchemas, build_mcp_server
 from servers.routing import (
@@ -58,6 +66,7 @@ from servers.routing import (
     PlainEndpoint,
     loopback_security,
 )
+from servers.secrecy import forbid_dumps
 
 __all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket", "new_token", "KEEP_ALIVE", "HTTP_PROTOCOL"]
 
@@ -119,6 +128,8 @@ def build_http_app(
     if max_sessions < 1 or sessions_per_episode < 1:
         raise ValueError(f"max_sessions and sessions_per_episode must be >= 1, got {max_sessions}, {sessions_per_episode}")
     token = None if no_token else (token if token is not None else new_token())
+    if token is not None:
+        forbid_dumps()  # a process holding the token keeps same-user processes out of its memory
     manager = manager if manager is not None else EpisodeManager(environment)
     if session_task is not None:
         environment.task_template(session_task)  # fail now (TaskError), not on the first client's request
@@ -151,10 +162,15 @@ def build_http_app(
         async with router.session_manager.run(), anyio.create_task_group() as tg:
             router.sessions.task_group = tg
             tg.start_soon(_reap_forever, manager, router, reap_interval, lambda: _open_connections(app))
+            heartbeat = Heartbeat(on_beat=lambda: _send_health(app, control))
+            control.heartbeat = heartbeat
+            _send_health(app, control)  # the listener answers from the first moment, not the first beat
+            tg.start_soon(heartbeat.run)
             try:
                 yield
             finally:
                 tg.cancel_scope.cancel()
+                control.heartbeat = None
                 router.sessions.task_group = None
                 manager.close_all()
                 manager.on_close.remove(router.episode_ended)
@@ -172,6 +188,13 @@ def build_http_app(
     app.state.control = control
     app.state.router = router
     return app
+
+
+def _send_health(app: Starlette, control: Control) -> None:
+    """At each heartbeat: the health snapshot to the listener process, when the server has one."""
+    listener = getattr(app.state, "health_process", None)
+    if listener is not None:
+        listener.publish(control.health())
 
 
 COLLECT_EVERY = 256
@@ -268,6 +291,13 @@ class HttpServer:
     _server: _Uvicorn
     token: str | None = field(default=None, repr=False)
     """Bearer token of the control API (None only when served with ``no_token``). Never give it to an agent."""
+    health: HealthProcess | None = field(default=None, repr=False)
+    """The health listener in a process of its own (``health_port``), if the server has one."""
+
+    @property
+    def health_url(self) -> str | None:
+        """``GET`` health served off the event loop (``servers/health.py``), or None without ``health_port``."""
+        return self.health.url if self.health is not None else None
 
     @property
     def control_headers(self) -> dict[str, str]:
@@ -301,6 +331,8 @@ class HttpServer:
         try:
             await self._server.serve(sockets=[sock])
         finally:
+            if self.health is not None:
+                self.health.stop()
             ready.set()  # a failed startup must not leave the caller waiting
             sock.close()
 
@@ -308,6 +340,14 @@ class HttpServer:
 def _prepare(
     environment: Environment, host: str, port: int, log_level: str, graceful_timeout: float, app_options: dict[str, Any]
 ) -> tuple[HttpServer, socket.socket, anyio.Event]:
+    deadlines = (
+        float(app_options.pop("head_timeout", DEFAULT_HEAD_TIMEOUT)),
+        float(app_options.pop("body_timeout", DEFAULT_BODY_TIMEOUT)),
+        float(app_options.pop("write_timeout", DEFAULT_WRITE_TIMEOUT)),
+    )
+    if not all(0 < value < float("inf") for value in deadlines):
+        raise ValueError(f"head, body and write timeouts must be positive numbers of seconds, got {deadlines}")
+    health_port = app_options.pop("health_port", None)
     app = build_http_app(environment, host=host, **app_options)
     raise_open_files_limit()
     install_accept_log_filter()
@@ -318,18 +358,40 @@ def _prepare(
         lifespan="on",
         timeout_graceful_shutdown=graceful_timeout,
         timeout_keep_alive=int(KEEP_ALIVE),
-        http=HTTP_PROTOCOL,
+        http=with_deadlines(_protocol_class(), *deadlines),
         access_log=False,
         proxy_headers=False,  # served directly, never behind a proxy whose headers we would have to trust
     )
+    health: HealthProcess | None = None
+    if health_port is not None:
+        security = loopback_security(host)
+        try:
+            health = HealthProcess(
+                host, health_port, token=app.state.token, allowed_hosts=list(security.allowed_hosts) if security is not None else None
+            )
+        except OSError:
+            sock.close()
+            raise
+        app.state.health_process = health
     ready = anyio.Event()
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}"
     server = _Uvicorn(config, ready)
     # The reaper trims memory once connections have closed too (their buffers and sessions are freed then).
     app.state.open_connections = lambda: len(server.server_state.connections)
-    handle = HttpServer(url=url, app=app, manager=app.state.manager, _server=server, token=app.state.token)
+    handle = HttpServer(url=url, app=app, manager=app.state.manager, _server=server, token=app.state.token, health=health)
     return handle, sock, ready
+
+
+def _protocol_class() -> type[Any]:
+    """uvicorn's protocol class for ``HTTP_PROTOCOL`` (the deadlines of ``servers/deadlines.py`` wrap it)."""
+    if HTTP_PROTOCOL == "httptools":
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        return HttpToolsProtocol
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return H11Protocol
 
 
 def _check_started(handle: HttpServer, environment: Environment) -> None:
@@ -351,7 +413,9 @@ async def running_http(
 
     ``port=0`` picks a free port; the yielded :class:`HttpServer` has the real URL and the control token
     (``server.token``, ``server.control_headers``). ``app_options`` go to :func:`build_http_app`
-    (``manager``, ``token``, ``no_token``, ``max_sessions``...). Leaving the block shuts the server down.
+    (``manager``, ``token``, ``no_token``, ``max_sessions``...), except the connection deadlines
+    (``head_timeout``, ``body_timeout``, ``write_timeout``: seconds) and ``health_port`` (a health listener
+    off the event loop; ``server.health_url``). Leaving the block shuts the server down.
     """
     handle, sock, ready = _prepare(environment, host, port, log_level, graceful_timeout, app_options)
     async with anyio.create_task_group() as tg:

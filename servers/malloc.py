@@ -28,6 +28,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Mapping, Sequence
 
 __all__ = ["configure", "trim", "collect_and_trim", "use_system_allocator", "system_allocator", "MMAP_THRESHOLD"]
 
@@ -112,18 +113,23 @@ def system_allocator() -> bool:
     return os.environ.get("PYTHONMALLOC", "").startswith("malloc")
 
 
-def use_system_allocator() -> None:
+def use_system_allocator(argv: Sequence[str] | None = None, environment: Mapping[str, str] | None = None) -> None:
     """Run this process again — same pid, interpreter and arguments — with ``PYTHONMALLOC=malloc``.
 
     Returns without doing anything when ``PYTHONMALLOC`` is already set (to anything: the operator's choice
     stands), when the allocator is not glibc's (nothing would trim), or when the command line cannot be
     replayed. Call it before the process has done anything it would not redo: it never returns otherwise.
+
+    Args:
+        argv: the command line to replay (default ``sys.orig_argv``); the caller may drop a secret from it.
+        environment: the new image's environment (default ``os.environ``); inheritable descriptors are kept.
     """
     if os.environ.get("PYTHONMALLOC") or not sys.platform.startswith("linux") or _glibc() is None:
         return
-    argv = list(getattr(sys, "orig_argv", []) or [])
+    argv = list(argv if argv is not None else getattr(sys, "orig_argv", []) or [])
     if not argv or not sys.executable:
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, *argv[1:]], {**os.environ, "PYTHONMALLOC": "malloc"})
+    base = os.environ if environment is None else environment
+    os.execve(sys.executable, [sys.executable, *argv[1:]], {**base, "PYTHONMALLOC": "malloc"})

@@ -16,8 +16,9 @@ clients then skip validating it).
 
 from __future__ import annotations
 
-import json
 import inspect
+import json
+import logging
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any, Literal
@@ -28,10 +29,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import x_mcp_header_map
 
-from fixtures.errors import EpisodeNotFound
+from fixtures.errors import EpisodeNotFound, RecordUnwritable
 from servers.dispatch import call_tool
 from servers.environment import Environment
 from servers.episodes import Episode
+from servers.text import unescape
 
 __all__ = [
     "EpisodeResolver",
@@ -41,7 +43,10 @@ __all__ = [
     "fixed_episode",
     "compact_schema",
     "EPISODE_NOT_FOUND",
+    "RECORD_UNWRITABLE",
 ]
+
+log = logging.getLogger("toolgym.mcp")
 
 EpisodeResolver = Callable[[ServerRequestContext[Any, Any]], "Episode | Awaitable[Episode]"]
 """Finds the episode a request belongs to (directly or awaitably); raises EpisodeNotFound when there is none."""
@@ -74,6 +79,10 @@ def compact_schema(schema: Any) -> Any:
 
 EPISODE_NOT_FOUND = -32004
 """JSON-RPC error code for a request addressed to an unknown or closed episode."""
+
+RECORD_UNWRITABLE = -32006
+"""JSON-RPC error code for a tool call the episode's record could not hold (disk full, read-only): the call
+was undone, and the episode takes no more calls. Data: ``{"error": "record_unwritable", "episode": id}``."""
 
 
 @lru_cache(maxsize=None)
@@ -148,9 +157,19 @@ def build_mcp_server(environment: Environment, resolve: EpisodeResolver, *, outp
 
     async def on_call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         episode = await episode_for(ctx)
-        event = await call_tool(episode, params.name, params.arguments)
+        try:
+            event = await call_tool(episode, params.name, params.arguments)
+        except RecordUnwritable as exc:
+            # A valid JSON-RPC error (the SDK would answer code 0 with a traceback): the call did not happen.
+            raise MCPError(RECORD_UNWRITABLE, str(exc), {"error": "record_unwritable", "episode": episode.id}) from None
+        except Exception as exc:  # a kit bug outside any tool (tools' own crashes are recorded results)
+            log.exception("tools/call %s failed in episode %s", params.name[:100], episode.id)
+            raise MCPError(types.INTERNAL_ERROR, f"internal error: {type(exc).__name__}") from None
         if event.error is not None:
-            payload = {"error": event.error.code, "message": event.error.message}
+            # An escaped event (the agent sent a lone surrogate) keeps its message escaped in the record; the
+            # client reads it as written (its text came from repr(): nothing unsendable comes back).
+            message = unescape(event.error.message) if event.escaped else event.error.message
+            payload = {"error": event.error.code, "message": message}
             return types.CallToolResult(content=_text(payload), is_error=True)
         return types.CallToolResult(content=_text(event.result), structured_content=event.result)
 

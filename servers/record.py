@@ -9,13 +9,17 @@ rebuild the episode's end state offline and re-grade it.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic_core import PydanticSerializationError
 
 from fixtures.changes import LoggedChange
-from fixtures.errors import RecordError
+from fixtures.errors import RecordError, RecordUnwritable
+from servers.lines import LineFile
+from servers.text import escape_value, has_surrogates
 
 __all__ = [
     "RECORD_SCHEMA_VERSION",
@@ -31,10 +35,41 @@ __all__ = [
     "read_record",
 ]
 
+log = logging.getLogger("toolgym.record")
+
 RECORD_SCHEMA_VERSION = 1
 
 ErrorClass = Literal["invalid_arguments", "refused", "unknown_tool", "internal"]
 """invalid_arguments / refused / unknown_tool are the agent's errors; internal is the kit's (never scored)."""
+
+
+def _escape_agent_text(data: Any, agent_fields: tuple[str, ...]) -> Any:
+    """An event's constructor input with every string escaped when an agent-given field holds a lone surrogate.
+
+    Why here: any stored agent text — arguments, a tool name, a model's message — must be writable, readable
+    and returnable, whoever builds the event. Only the agent-given fields are scanned (cheap: they are small);
+    when one needs it, the whole event is escaped, so a reader undoes it with one call.
+    """
+    if not isinstance(data, dict) or data.get("escaped"):
+        return data
+    for name in agent_fields:
+        value = data.get(name)
+        if value is not None and has_surrogates(_plain(value)):
+            break
+    else:
+        return data
+    escaped = escape_value({name: _plain(value) for name, value in data.items()})
+    escaped["escaped"] = True
+    return escaped
+
+
+def _plain(value: Any) -> Any:
+    """A field value as JSON-like data (models, and lists of models such as ``changes``, dumped)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [item.model_dump(mode="json") if isinstance(item, BaseModel) else item for item in value]
+    return value
 
 
 class CallError(BaseModel):
@@ -67,6 +102,14 @@ class ToolCallEvent(BaseModel):
     duration_ms: float
     changes: list[LoggedChange] = Field(default_factory=list)
     """Every row write the call made, in order, with before/after values."""
+    escaped: bool = Field(default=False, exclude_if=lambda escaped: not escaped)
+    """The agent sent text no file can hold (a lone surrogate), so every string of this event is escaped
+    losslessly (``servers/text.py``: ``\\udXXX``); ``servers.text.unescape_value`` gives the exact text back."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_text_storable(cls, data: Any) -> Any:
+        return _escape_agent_text(data, ("tool", "arguments", "error"))
 
     @property
     def ok(self) -> bool:
@@ -85,6 +128,14 @@ class MessageEvent(BaseModel):
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
     usage: dict[str, int] | None = None
+    escaped: bool = Field(default=False, exclude_if=lambda escaped: not escaped)
+    """The agent sent text no file can hold (a lone surrogate), so every string of this event is escaped
+    losslessly (``servers/text.py``: ``\\udXXX``); ``servers.text.unescape_value`` gives the exact text back."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_text_storable(cls, data: Any) -> Any:
+        return _escape_agent_text(data, ("content", "tool_calls", "tool_call_id"))
 
 
 class RejectedCallEvent(BaseModel):
@@ -109,6 +160,14 @@ class RejectedCallEvent(BaseModel):
     """Length of the arguments the model sent, in characters (more than ``raw_arguments`` holds when cut)."""
     error: CallError
     """What the agent answered: ``invalid_arguments`` / ``unknown_tool`` / ``refused``, with a code."""
+    escaped: bool = Field(default=False, exclude_if=lambda escaped: not escaped)
+    """The agent sent text no file can hold (a lone surrogate), so every string of this event is escaped
+    losslessly (``servers/text.py``: ``\\udXXX``); ``servers.text.unescape_value`` gives the exact text back."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_text_storable(cls, data: Any) -> Any:
+        return _escape_agent_text(data, ("call_id", "tool", "raw_arguments", "error"))
 
 
 class EpisodeHeader(BaseModel):
@@ -174,33 +233,81 @@ class Record(BaseModel):
 
 
 class RecordWriter:
-    """Appends a record's lines to a file as they happen (flushed per line, so a crash loses nothing written)."""
+    """Appends a record's lines to a file as they happen, each line whole or not at all.
 
-    def __init__(self, path: Path) -> None:
-        """Open (truncate) ``path``, creating its folder.
+    Each line goes out in one unbuffered write (``servers/lines.py``), so a crash loses nothing written and a
+    full disk never leaves a torn line. The first write the system refuses makes the writer *failed*: it
+    raises :class:`RecordUnwritable`, and so does every later write — an episode whose record stopped at a
+    line must not go on as if it were recorded. ``close`` fsyncs (the footer is the line that matters).
+    """
+
+    def __init__(self, path: Path, *, sync: bool = True) -> None:
+        """Open (truncate) ``path``, creating its folder; ``sync``: fsync it when closed (the footer).
 
         Raises:
-            RecordError: the file cannot be created or written (a read-only folder, a directory in the way...).
+            RecordUnwritable: the file cannot be created (a read-only folder, a directory in the way...).
         """
         self.path = path
+        self.sync = sync
+        self.failure: str | None = None
+        """Why the record file stopped being written (None while it is whole)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file: IO[str] | None = path.open("w", encoding="utf-8")
+            self._file: LineFile | None = LineFile(path, truncate=True)
         except OSError as exc:
-            raise RecordError(f"cannot write the record to {path}: {exc.strerror or exc}; choose a writable path") from None
+            raise RecordUnwritable(f"cannot write the record to {path}: {exc.strerror or exc}; choose a writable path") from None
 
     def write(self, item: BaseModel) -> None:
-        """Append one header or event line."""
+        """Append one header or event line (after :meth:`close`, nothing is written).
+
+        Raises:
+            RecordUnwritable: the line could not be written (now or at an earlier write); the file ends
+                with the last whole line.
+        """
+        if self.failure is not None:
+            raise RecordUnwritable(self.failure)
         if self._file is None:
             return
-        self._file.write(item.model_dump_json() + "\n")
-        self._file.flush()
+        try:
+            self._file.append(_line(item))
+        except OSError as exc:
+            self.failure = f"cannot write the record to {self.path}: {exc.strerror or exc}"
+            raise RecordUnwritable(self.failure) from None
 
     def close(self) -> None:
-        """Close the file; idempotent."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Close the file after an fsync; idempotent. A failed fsync is logged (the lines are written)."""
+        file, self._file = self._file, None
+        if file is None:
+            return
+        try:
+            file.close(sync=self.sync and self.failure is None)
+        except OSError as exc:
+            self.failure = self.failure or f"cannot store the record {self.path}: {exc.strerror or exc}"
+            log.warning("%s", self.failure)
+
+    def discard(self) -> None:
+        """Close and delete the file (a record that never got its header)."""
+        self.close()
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+
+
+def _line(item: BaseModel) -> bytes:
+    """One JSONL line of a header or event.
+
+    Events escape the agent's text themselves; should some other string still hold a lone surrogate (a tool
+    echoing text it was never meant to get), the line is escaped here rather than lost.
+    """
+    try:
+        return (item.model_dump_json() + "\n").encode("utf-8")
+    except PydanticSerializationError:
+        log.error("record line of %s held text no file can hold; escaped", type(item).__name__)
+        data = escape_value(item.model_dump(mode="json"))
+        if "escaped" in type(item).model_fields:
+            data["escaped"] = True
+        return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def read_record(path: Path | str, *, expect_env: str | None = None, require_closed: bool = False) -> Record:

@@ -22,7 +22,9 @@ requests land in the right world is the episode id this module puts in the ASGI 
 Handshake-era sessions are tied to their episodes (``servers/sessions.py``): closing or releasing an
 episode ends its sessions. The router answers by itself only refusals and 404s, and reads at most
 ``ERROR_BODY_LIMIT`` bytes of a body to find the request id it puts in them; everything else goes to
-the SDK, which does its own Host/Origin checks and body limit.
+the SDK, which does its own Host/Origin checks and body limit. A POST body is read whole before either
+(``servers/bodies.py``): a client that leaves mid-body is dropped quietly, and a request whose id has the
+wrong type gets JSON-RPC ``Invalid Request`` instead of the SDK's bodyless 202.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from fixtures.errors import EpisodeNotFound
+from servers.bodies import answer_invalid_ids, read_body, replay
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import EPISODE_NOT_FOUND
 from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSIONS_PER_EPISODE, SessionTable
@@ -290,6 +293,11 @@ class EpisodeEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request addressed to an episode."""
+        if scope["method"] == "POST":
+            body = await read_body(scope, receive, send)  # whole, before the SDK (servers/bodies.py)
+            if body is None:
+                return
+            receive, send = replay(body, receive), answer_invalid_ids(body, send)
         router = self.router
         ident = scope["path_params"]["episode_id"]
         sessions = router.sessions
@@ -351,6 +359,11 @@ class PlainEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request to the plain endpoint."""
+        if scope["method"] == "POST":
+            body = await read_body(scope, receive, send)  # whole, before the SDK (servers/bodies.py)
+            if body is None:
+                return
+            receive, send = replay(body, receive), answer_invalid_ids(body, send)
         refusal = await _security_refusal(self.security, scope, receive)
         if refusal is not None:
             await refusal(scope, receive, send)

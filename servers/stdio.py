@@ -6,6 +6,7 @@ record's footer. On SIGTERM, SIGHUP or SIGINT (Ctrl-C) the episode is closed the
 written) and the process then dies by that signal: MCP clients terminate a server that does not exit within a couple of seconds
 of closing its stdin, the record must still end with its footer, and the SDK's stdin reader sits in a
 blocking read that no cancellation can interrupt. Nothing but MCP goes to stdout; logs go to stderr.
+Every request line gets an answer, even one the SDK's own stdio transport would drop (``servers/stdio_streams.py``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import threading
 from pathlib import Path
 
 import anyio
-from mcp.server.stdio import stdio_server
 
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import OutputSchemas, build_mcp_server, fixed_episode
+from servers.stdio_streams import stdio_streams
 
 __all__ = ["run_stdio"]
 
@@ -62,7 +63,7 @@ async def run_stdio(
         async with anyio.create_task_group() as tg:
             if threading.current_thread() is threading.main_thread():  # signal handlers live on the main thread
                 tg.start_soon(_close_on_signal, manager, episode)
-            async with stdio_server() as (read, write):
+            async with stdio_streams() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
             tg.cancel_scope.cancel()
     finally:

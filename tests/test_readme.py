@@ -29,12 +29,43 @@ async def test_the_rl_snippet_runs() -> None:
     assert not done.passed and done.reward < 1.0  # one search is not the task
 
 
-def test_the_pytest_plugin_snippet_passes(pytester: pytest.Pytester) -> None:
+def test_the_pytest_plugin_snippet_passes_in_a_project_without_configuration(pytester: pytest.Pytester) -> None:
+    """A user's project as it comes: no ``asyncio_mode = "auto"`` (pytest-asyncio, when installed, is in strict
+    mode and claims no unmarked test) — the toolgym plugin runs its async tests itself."""
     block = next(b for b in python_blocks() if "toolgym_episode" in b)
     pytester.makepyfile(test_snippet=block)
-    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeini("[pytest]\n")
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_the_pytest_plugin_needs_no_async_plugin_at_all(pytester: pytest.Pytester) -> None:
+    block = next(b for b in python_blocks() if "toolgym_episode" in b)
+    pytester.makepyfile(test_snippet=block)
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-p", "no:asyncio", "-k", "wire")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_the_pytest_plugin_leaves_marked_and_unrelated_async_tests_to_their_plugins(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_mixed="""
+import asyncio
+import pytest
+
+@pytest.mark.asyncio
+async def test_marked(toolgym_episode):
+    episode = await toolgym_episode("finance", task="large_wire", seed=1)
+    assert asyncio.get_running_loop() and episode.task is not None
+
+async def test_unrelated():
+    pass
+"""
+    )
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)  # pytest fails an unclaimed async test that uses no toolgym fixture
+    result.stdout.fnmatch_lines(["*test_unrelated*"])
 
 
 def test_readme_counts_match_the_finance_environment() -> None:
@@ -51,3 +82,107 @@ def test_every_toolgym_command_in_readme_exists() -> None:
     parser = build_parser()
     known = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert commands and commands <= known, commands - known
+
+
+def _shell_commands() -> list[str]:
+    """Every ``toolgym ...`` command of README's bash blocks, comments cut, in order."""
+    shell = "\n".join(re.findall(r"```bash\n(.*?)```", README, flags=re.S))
+    found = []
+    for line in shell.splitlines():
+        for part in line.split("&&"):
+            command = part.split(" # ")[0].strip()
+            if command.startswith("toolgym "):
+                found.append(command)
+    return found
+
+
+def _run_folders() -> dict[str, list[str]]:
+    """The episode names each ``toolgym run`` of README produces, by run folder; for ``runs/latest`` (every run
+    without ``--out`` replaces it) those of the first such command: the one a new user ran."""
+    import shlex
+
+    from clients.cli import build_parser
+    from clients.runner import episode_name
+    from clients.selection import parse_seeds, select_tasks
+
+    parser = build_parser()
+    folders: dict[str, list[str]] = {}
+    for command in _shell_commands():
+        argv = shlex.split(command)[1:]
+        if argv[0] != "run" or "--server" in argv or "--ray" in argv:
+            continue
+        args = parser.parse_args(argv)
+        out = str(args.out or "runs/latest")
+        if out in folders:
+            continue
+        environment = load_environment(args.env)
+        tasks = select_tasks(environment, args.tasks)
+        seeds = parse_seeds(args.seeds if args.seeds is not None else [0])
+        folders[out] = [episode_name(args.agent, t, s, k) for t in tasks for s in seeds for k in range(args.trials)]
+    return folders
+
+
+def test_every_episode_readme_shows_is_one_its_run_produces() -> None:
+    """``toolgym show runs/latest --episode X`` must name an episode of the run the first command made."""
+    import shlex
+
+    folders = _run_folders()
+    shown = [shlex.split(c) for c in _shell_commands() if c.startswith("toolgym show ") and "--episode" in c]
+    assert shown
+    for argv in shown:
+        folder, episode = argv[2], argv[argv.index("--episode") + 1]
+        names = folders[folder]
+        matches = [name for name in names if name == episode] or [name for name in names if episode in name]
+        assert len(matches) == 1, (folder, episode, matches[:5])
+
+
+async def test_the_shown_episode_is_found_in_a_real_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shlex
+
+    from clients.runner import RunConfig, run
+
+    argv = next(shlex.split(c) for c in _shell_commands() if c.startswith("toolgym show runs/latest --episode"))
+    episode = argv[argv.index("--episode") + 1]
+    task = episode.split(".")[0]
+    await run(RunConfig(env="finance", agent="oracle", tasks=task, out=tmp_path / "latest"))
+    from clients.view.terminal import find_episode
+
+    shown = find_episode(tmp_path / "latest", episode)
+    assert shown.line is not None and shown.line.task == task and shown.line.passed
+
+
+def test_the_gymnasium_snippet_plays_the_seed_it_is_given() -> None:
+    pytest.importorskip("gymnasium")
+    block = next(b for b in python_blocks() if "gymnasium.make" in b)
+    assert "reset(seed=3" in block and "task seed 3" in block
+    head, step, tail = block.partition("obs, reward, terminated, truncated, info = env.step(")
+    namespace: dict[str, object] = {}
+    exec(compile(head, "README.md", "exec"), namespace)  # up to the reset
+    info = namespace["info"]
+    assert isinstance(info, dict) and info["seed"] == 3 and info["task"] == "duplicate_charge"
+    exec(compile(step + tail, "README.md", "exec"), namespace)  # the step and close()
+    assert namespace["reward"] == 0.0 and not namespace["terminated"]
+
+
+def test_readme_says_what_the_tests_cost() -> None:
+    """How long the suite takes, and the adapter environments it builds, where and how big."""
+    from tests.integrations.venvs import cache_dir
+
+    assert str(cache_dir()) == str(Path.home() / ".cache" / "toolgym" / "test-venvs") or "TOOLGYM_TEST_VENVS" in __import__("os").environ
+    assert "~/.cache/toolgym/test-venvs" in README and "TOOLGYM_TEST_VENVS" in README and "1.2 GB" in README
+    assert re.search(r"python -m pytest\s+# the whole suite: .*\d+ minutes on 2 cores", README)
+
+
+def test_readme_gives_a_quick_check_and_says_how_long_the_full_one_takes() -> None:
+    tour = next(b for b in re.findall(r"```bash\n(.*?)```", README, flags=re.S) if "A 30-second" in README and "toolgym envs" in b)
+    checks = [line for line in tour.splitlines() if line.startswith("toolgym check finance")]
+    quick, full = checks
+    assert "--templates" in quick and "--seeds" in quick and re.search(r"~\d+ s\)", quick), quick
+    assert re.search(r"the full check: .*\d+(\.\d+)? min", full), full
+    import shlex
+    import subprocess
+    import sys
+
+    argv = shlex.split(quick.split(" # ")[0])[1:]
+    done = subprocess.run([sys.executable, "-m", "clients.cli", *argv], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and "no violation" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

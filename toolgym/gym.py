@@ -20,8 +20,11 @@ and installed packages), without importing any of them.
 - **Action**: one tool call, as a dict (``{"name", "arguments"}``, or OpenAI's ``{"function": {"name",
   "arguments"}}``; arguments as a dict or a JSON string) or the JSON text of one. A call that cannot be read
   is answered with an ``invalid_action`` error result, as a model's malformed call would be.
-- **Episode**: ``reset`` opens a task episode (``options``: ``task``, ``seed``, ``split``, ``tag``); the task
-  and its seed are drawn with the env's seeded ``np_random`` otherwise, so ``reset(seed=s)`` is reproducible.
+- **Episode**: ``reset`` opens a task episode (``options``: ``task``, ``seed``, ``split``, ``tag``).
+  ``reset(seed=s)`` plays task seed ``s``: the task seed is ``seeds[s % len(seeds)]``, which with the default
+  ``seeds`` (0–999) is ``s`` itself; ``options["seed"]`` names a task seed outright. Without either, the
+  task seed is drawn with the env's ``np_random``, as is the task when ``options`` names none — so
+  ``reset(seed=s)`` is reproducible, and the resets after it (``seed=None``) draw fresh instances.
   A successful call of the answer tool terminates; the step limit (``max_steps``, default 50) truncates.
   Either way the episode is graded: ``reward`` is the grade's score (0 before),
   ``info["grade"]`` holds every criterion with its evidence.
@@ -137,13 +140,14 @@ class ToolgymEnv(gymnasium.Env[dict[str, str], Any]):
     ) -> tuple[dict[str, str], dict[str, Any]]:
         """Open a new episode (the previous one, if still open, is released ungraded).
 
-        ``options``: ``task`` (a template id), ``seed`` (the task seed), ``split`` / ``tag`` (draw the task
-        among those only).
+        ``seed``: the task seed (``seeds[seed % len(seeds)]``: ``seed`` itself with the default seeds), and the
+        seed of the draws (the task, when ``options`` names none). ``options``: ``task`` (a template id),
+        ``seed`` (the task seed, whatever ``seed`` is), ``split`` / ``tag`` (draw the task among those only).
         """
         super().reset(seed=seed)
         options = dict(options or {})
         task = self._choose_task(options)
-        task_seed = int(options["seed"]) if options.get("seed") is not None else int(self.np_random.choice(self._seeds))
+        task_seed = self.task_seed(seed, options.get("seed"))
         self._end_episode()
         if self._loop is None:
             from clients.rl import open_gym
@@ -162,6 +166,15 @@ class ToolgymEnv(gymnasium.Env[dict[str, str], Any]):
         self.episode_id = self._episode.id
         info = {"episode_id": self._episode.id, "task": task, "seed": task_seed}
         return self._observation(""), info
+
+    def task_seed(self, seed: int | None, named: Any = None) -> int:
+        """The task seed a reset plays: ``named`` (``options["seed"]``), else the one ``seed`` picks among the
+        env's task seeds (``seed`` itself with the default 0–999), else one drawn with ``np_random``."""
+        if named is not None:
+            return int(named)
+        if seed is not None:
+            return self._seeds[int(seed) % len(self._seeds)]
+        return int(self.np_random.choice(self._seeds))
 
     def step(self, action: Any) -> tuple[dict[str, str], float, bool, bool, dict[str, Any]]:
         """Make one tool call; grade the episode when it terminates (answer tool) or truncates (step limit).

@@ -33,6 +33,12 @@ class AgentOptions:
     max_tokens: int | None = None
     system_prompt: str | None = None
     log_dir: Path | None = None
+    sandbox: str = "auto"
+    """How ``cmd:`` agents are confined: ``auto`` (bubblewrap, else refuse), ``bwrap`` or ``none`` (clients/sandbox.py)."""
+    sandbox_binds: tuple[str, ...] = ()
+    """``PATH`` / ``PATH:ro`` made visible inside a ``cmd:`` agent's sandbox (its config, its tools)."""
+    hidden: tuple[Path, ...] = ()
+    """Paths no ``cmd:`` agent may see besides the kit's own: the run folder, the run's task template sources."""
 
 
 def make_agent(spec: str, options: AgentOptions | None = None) -> Agent:
@@ -73,5 +79,7 @@ def make_agent(spec: str, options: AgentOptions | None = None) -> Agent:
     if kind == "cmd":
         from clients.agents.external import ExternalAgent
 
-        return ExternalAgent(argument, log_dir=options.log_dir)
+        return ExternalAgent(
+            argument, log_dir=options.log_dir, sandbox=options.sandbox, binds=options.sandbox_binds, hidden=options.hidden
+        )
     raise AgentSpecError(f"unknown agent {spec!r}; agents: {', '.join(AGENT_KINDS)}")

@@ -30,6 +30,7 @@ import httpx
 
 from clients.agents._calls import PendingCall, invalid_arguments_text, run_tool_calls
 from clients.agents.base import AgentSession
+from clients.agents.keys import KeyRefused, KeySource
 from clients.agents.timing import Backoff, Sleep, retry_after_seconds
 from clients.errors import AgentStop, ProviderError, ProviderTimeout
 
@@ -108,15 +109,28 @@ class ProviderClient:
     """
 
     def __init__(
-        self, *, headers: dict[str, str], backoff: Backoff | None = None, sleep: Sleep | None = None, rng: random.Random | None = None
+        self,
+        *,
+        headers: dict[str, str],
+        backoff: Backoff | None = None,
+        sleep: Sleep | None = None,
+        rng: random.Random | None = None,
+        key_source: KeySource | None = None,
     ) -> None:
         self.headers = headers
+        self.key_source = key_source
+        """Whose key the headers carry: a 401 or 403 then stops the run (:class:`~clients.agents.keys.KeyRefused`)."""
         self.backoff = backoff or Backoff()
         self.sleep: Sleep = sleep or anyio.sleep
         self.rng = rng or random.Random()
         self._client: httpx.AsyncClient | None = None
         self.requests = 0
         """Requests sent (retries included)."""
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The shared HTTP client, for a request outside the retry loop (the key check before the first episode)."""
+        return self._http()
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -157,6 +171,8 @@ class ProviderClient:
                 if status < 300:
                     return self._object(url, response)
                 message, code = _error_detail(response)
+                if status in (401, 403) and self.key_source is not None:  # the run's key: no episode can succeed
+                    raise KeyRefused(self.key_source.refused(status, message))
                 if status < 500 and status not in RETRYABLE_STATUSES:
                     raise self._refusal(url, status, message, code, session)
                 last = f"HTTP {status}: {message}"

@@ -11,6 +11,9 @@ external agent is graded exactly like ours.
 The command is given its episode's MCP URL and prompt, nothing else of ours: every other ``TOOLGYM_*``
 variable of the runner's environment (``TOOLGYM_TOKEN`` above all) is removed from the command's, and the
 control token appears in none of its arguments or files, so it cannot reach the control API (decision 6).
+And it runs in a sandbox (``clients/sandbox.py``, decision 15): its own PID and mount namespaces, where the
+kit's source, the template cache, the run folder, the runner's and the server's processes and other
+episodes' agents do not exist. ``sandbox="none"`` runs it as the runner's user instead, with a warning.
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 import anyio
 
+from clients import sandbox as sandboxes
 from clients.agents.base import AgentResult, AgentSession
 from clients.errors import AgentSpecError
 
@@ -78,13 +83,27 @@ class ExternalAgent:
     Args:
         command: the command line (placeholders allowed).
         log_dir: where each episode's stdout+stderr goes (``<episode>.log``); discarded when None.
+        sandbox: ``auto`` (bubblewrap where it works, else refuse), ``bwrap`` or ``none`` (clients/sandbox.py).
+        binds: ``--sandbox-bind`` paths (``PATH``, ``PATH:ro``) the agent needs besides what its command names.
+        hidden: more paths no agent may see (the run folder, the run's task template sources).
+
+    Raises:
+        AgentSpecError: an unusable command, or (``SandboxUnavailable``) no sandbox here and not ``none``.
     """
 
     transport: Literal["http"] = "http"
     needs_instance = False
     needs_tools = False
 
-    def __init__(self, command: str, *, log_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        command: str,
+        *,
+        log_dir: Path | None = None,
+        sandbox: str = "auto",
+        binds: Sequence[str] = (),
+        hidden: Sequence[Path] = (),
+    ) -> None:
         try:
             words = shlex.split(command)
         except ValueError as exc:
@@ -97,6 +116,17 @@ class ExternalAgent:
         self.command = command
         self.words = words
         self.log_dir = log_dir
+        kit = sandboxes.kit_paths([*hidden, *([log_dir] if log_dir is not None else [])])
+        self.sandbox: sandboxes.Sandbox | None = None
+        if sandboxes.resolve_mode(sandbox) == "bwrap":
+            self.sandbox = sandboxes.Sandbox(words, [sandboxes.parse_bind(b) for b in binds], kit)
+            if self.sandbox.withheld:
+                named = ", ".join(map(str, self.sandbox.withheld[:4])) + (", ..." if len(self.sandbox.withheld) > 4 else "")
+                print(f"toolgym: note: the cmd: agent's sandbox hides {named}: the kit's own (tasks, oracles, runs)", file=sys.stderr)
+        else:
+            warning = sandboxes.unsandboxed_warning(kit)
+            if warning is not None:
+                print(f"toolgym: {warning}", file=sys.stderr, flush=True)
 
     def render(self, session: AgentSession, mcp_config: Path, prompt_file: Path) -> list[str]:
         """The argv for one episode, placeholders replaced word by word."""
@@ -119,18 +149,24 @@ class ExternalAgent:
         if session.mcp_url is None:
             raise RuntimeError("the external agent needs the episode served over HTTP (session.mcp_url)")
         with tempfile.TemporaryDirectory(prefix="toolgym-agent-") as tmp:
-            work = Path(tmp)
-            mcp_config = work / "mcp.json"
+            folder = Path(tmp)
+            mcp_config = folder / "mcp.json"
             mcp_config.write_text(json.dumps({"mcpServers": {"toolgym": {"type": "http", "url": session.mcp_url}}}, indent=2))
-            prompt_file = work / "prompt.txt"
+            prompt_file = folder / "prompt.txt"
             prompt_file.write_text(session.prompt, encoding="utf-8")
             argv = self.render(session, mcp_config, prompt_file)
             env = agent_environment(session, prompt_file)
+            if self.sandbox is not None:
+                # A writable working directory and home of its own; the episode's two files, read-only.
+                work, home = folder / "work", folder / "home"
+                work.mkdir()
+                home.mkdir()
+                argv = self.sandbox.command(self.sandbox.render_words(argv), work=work, home=home, files=[mcp_config, prompt_file])
             if self.log_dir is not None:
                 self.log_dir.mkdir(parents=True, exist_ok=True)
                 log_path = self.log_dir / f"{session.name or session.episode_id}.log"
             else:
-                log_path = work / "agent.log"
+                log_path = folder / "agent.log"
             with log_path.open("wb") as log:
                 process = await anyio.open_process(
                     argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from clients.agents._calls import CallIds, PendingCall, pending_call, run_tool_calls
 from clients.agents._provider import ProviderClient, token_count
 from clients.agents.base import AgentResult, AgentSession, openai_tool
+from clients.agents.keys import KeySource, check_endpoint
 from clients.agents.timing import Backoff, Sleep
 from clients.errors import AgentSpecError, ProviderError
 
@@ -132,7 +133,20 @@ class OpenAIAgent:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.system_prompt = system_prompt
-        self.provider = ProviderClient(headers=headers, backoff=backoff, sleep=sleep, rng=rng)
+        self.key = key or None
+        self.key_source = KeySource(
+            agent=self.spec, variable="OPENAI_API_KEY", base_url=self.base_url, public_url=DEFAULT_OPENAI_BASE_URL, base_variable="OPENAI_BASE_URL"
+        )
+        self.provider = ProviderClient(headers=headers, backoff=backoff, sleep=sleep, rng=rng, key_source=self.key_source)
+
+    async def preflight(self) -> None:
+        """Before the first episode: a key where one is needed, and one the endpoint accepts (``clients.agents.keys``).
+
+        Raises:
+            RunError: no key for the public endpoint, or an endpoint that cannot be reached.
+            KeyRefused: the endpoint refused the key.
+        """
+        await check_endpoint(self.key_source, self.key, self.provider.http, f"{self.base_url}/models")
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages}

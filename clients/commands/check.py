@@ -10,10 +10,13 @@ import anyio
 from rich.console import Console
 from rich.table import Table
 
+from clients.console import counted
+from clients.flags import integer
 from graders.metaeval import CONSTANT_POLICY_LIMIT, DEFAULT_SEEDS, CheckReport, check_environment
 from graders.parallel import check_in_processes
 from graders.priors import PRIOR_CLASSES, PRIOR_LIMIT, REPLAY_LIMIT
 from graders.resolve import resolve_environment
+from servers.private_tasks import with_private_tasks
 
 __all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run", "render", "report_json"]
 
@@ -43,13 +46,15 @@ def _console() -> Console:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``check ENV [--seeds N] [--templates ID ...] [--no-attacks] [--jobs N] [--judge] [--json]``."""
     parser.add_argument("env", metavar="ENV", help="environment name (see `toolgym envs`) or module:attribute")
-    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, metavar="N",
+    parser.add_argument("--seeds", type=integer(1, 100_000), default=DEFAULT_SEEDS, metavar="N",
                         help=f"check seeds 0..N-1 (default {DEFAULT_SEEDS}; CI checks 20)")
     parser.add_argument("--templates", nargs="+", metavar="ID", help="only these template ids (default: all)")
     parser.add_argument("--no-attacks", action="store_true", help="skip the generated attacks and constant policies (faster)")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="split the templates over N processes (default 1; one per core)")
+    parser.add_argument("--jobs", type=integer(1, 1024), default=1, metavar="N", help="split the templates over N processes (default 1; one per core)")
     parser.add_argument("--judge", action="store_true", help="grade LLM-judge criteria with the TOOLGYM_JUDGE_* endpoint")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
+    parser.add_argument("--private-tasks", action="append", default=[], metavar="PATH",
+                        help="also check held-out templates from a folder of modules, a .py file or a module name; repeatable")
 
 
 def render(report: CheckReport, console: Console) -> None:
@@ -96,7 +101,7 @@ def render(report: CheckReport, console: Console) -> None:
         console.print(f"[yellow]note[/yellow]: environment {report.env!r} has no task templates: nothing to check")
     else:
         seeds = len(report.templates[0].seeds)
-        console.print(f"[green]ok[/green]: {len(report.templates)} templates × {seeds} seeds, no violation")
+        console.print(f"[green]ok[/green]: {counted(len(report.templates), 'template')} × {counted(seeds, 'seed')}, no violation")
 
 
 def report_json(report: CheckReport) -> dict[str, Any]:
@@ -137,10 +142,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("toolgym check: --seeds must be at least 1")
     if args.jobs < 1:
         raise SystemExit("toolgym check: --jobs must be at least 1")
-    environment = resolve_environment(args.env)
+    environment = with_private_tasks(resolve_environment(args.env), args.private_tasks)
     if args.jobs > 1:
         report = check_in_processes(args.env, jobs=args.jobs, seeds=args.seeds, templates=args.templates, use_judge=args.judge,
-                                    attacks=not args.no_attacks)
+                                    attacks=not args.no_attacks, private_tasks=args.private_tasks)
     else:
         report = anyio.run(lambda: check_environment(environment, seeds=args.seeds, templates=args.templates, use_judge=args.judge,
                                                      attacks=not args.no_attacks))

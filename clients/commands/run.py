@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import anyio
-from rich.console import Console
 
 from clients.agents import AGENT_KINDS, AgentOptions
 from clients.agents.base import Limits
+from clients.console import counted, output_console
 from clients.errors import RunError
+from clients.flags import integer, number, seconds
 from clients.progress import RichReporter, SilentReporter
 from clients.ray.options import RayOptions
-from clients.runner import DEFAULT_OUT, RunConfig, run as run_episodes
+from clients.runner import DEFAULT_OUT, MAX_CONCURRENCY, MAX_RETRIES, MAX_TRIALS, RunConfig
+from clients.runner import run as run_episodes
+from clients.sandbox import MODES
 from clients.summary import render_summary
+from servers.secrecy import given_token
 
 __all__ = ["NAME", "HELP", "DESCRIPTION", "add_arguments", "run"]
 
@@ -28,7 +31,7 @@ DESCRIPTION = (
     f"({DEFAULT_OUT} unless --out), and prints pass@1, pass^k, pass@k and mean score with a 95% CI. "
     f"Agents: {', '.join(AGENT_KINDS)}. Every episode is graded (the agent's result, however it stopped) or errored "
     "(infrastructure: provider, provider_timeout, connection, internal, grading, kit; never scored). "
-    "Exit status 1 when some episode errored."
+    "Exit status 1 when some episode errored (was not graded); the headline says how many."
 )
 
 
@@ -38,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", default="oracle", metavar="SPEC", help=f"who plays: {', '.join(AGENT_KINDS)} (default: oracle)")
     parser.add_argument("--tasks", metavar="SEL", help="task ids, tag:X or split:Y, comma-separated (default: all)")
     parser.add_argument("--seeds", metavar="LIST", help="seeds, e.g. 0,1,2 or 0-4 (default: 0)")
-    parser.add_argument("--trials", type=int, default=1, metavar="K", help="trials per (task, seed); pass^k uses k=K (default: 1)")
-    parser.add_argument("--concurrency", type=int, metavar="N", help="episodes at once (default: 8; with --ray, 4 per actor)")
+    parser.add_argument("--trials", type=integer(1, MAX_TRIALS), default=1, metavar="K", help="trials per (task, seed); pass^k uses k=K (default: 1)")
+    parser.add_argument("--concurrency", type=integer(1, MAX_CONCURRENCY), metavar="N", help="episodes at once (default: 8; with --ray, 4 per actor)")
     parser.add_argument("--out", type=Path, metavar="DIR", help=f"run folder (default: {DEFAULT_OUT}, replaced each run)")
     parser.add_argument("--resume", action="store_true", help="keep the graded episodes of the run folder, run the rest")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing run in --out")
@@ -52,42 +55,69 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the episodes on Ray environment actors: on a cluster started here (no ADDRESS), the cluster this "
         "machine joined (auto), or the one at ADDRESS (host:6379); needs `pip install toolgym[ray]`",
     )
-    parser.add_argument("--actors", type=int, metavar="N", help="environment actors with --ray (default: one per available CPU)")
+    parser.add_argument("--actors", type=integer(1, MAX_CONCURRENCY), metavar="N", help="environment actors with --ray (default: one per available CPU)")
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="control API token of --server, read from FILE (mode 0600); else $TOOLGYM_TOKEN. Only the runner uses it",
+    )
     parser.add_argument(
         "--token",
-        default=os.environ.get("TOOLGYM_TOKEN"),
-        help="control API token of --server (env TOOLGYM_TOKEN); only the runner uses it, agents never see it",
+        help="the token itself: visible to every local process until read (prefer --token-file or TOOLGYM_TOKEN)",
     )
-    parser.add_argument("--max-turns", type=int, default=Limits.max_turns, metavar="N", help=f"model calls per episode (default: {Limits.max_turns})")
     parser.add_argument(
-        "--max-tool-calls", type=int, default=Limits.max_tool_calls, metavar="N", help=f"tool calls per episode (default: {Limits.max_tool_calls})"
+        "--sandbox",
+        choices=MODES,
+        default="auto",
+        help="how cmd: agents are confined: auto (default: bubblewrap, else refuse to start them), bwrap, or none "
+        "(UNSAFE: the agent can read the kit's tasks and oracles, the run folder and your processes)",
+    )
+    parser.add_argument(
+        "--sandbox-bind",
+        action="append",
+        default=[],
+        metavar="PATH[:ro]",
+        help="also show PATH inside a cmd: agent's sandbox (its config, its tools); writable unless :ro; repeatable",
+    )
+    parser.add_argument(
+        "--private-tasks",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="held-out task templates from a folder of modules, a .py file or a module name, merged into ENV's; "
+        "keep it readable only by you (sandboxed agents never see it); repeatable",
+    )
+    parser.add_argument("--max-turns", type=integer(1), default=Limits.max_turns, metavar="N", help=f"model calls per episode (default: {Limits.max_turns})")
+    parser.add_argument(
+        "--max-tool-calls", type=integer(1), default=Limits.max_tool_calls, metavar="N", help=f"tool calls per episode (default: {Limits.max_tool_calls})"
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=Limits.episode_timeout,
         metavar="S",
         help=f"seconds of the agent's own time per episode, waits on the LLM provider excluded (default: {Limits.episode_timeout:g})",
     )
     parser.add_argument(
         "--provider-timeout",
-        type=float,
+        type=seconds,
         default=Limits.provider_timeout,
         metavar="S",
         help=f"seconds an episode may wait on the LLM provider, retries included; then it errors, unscored (default: {Limits.provider_timeout:g})",
     )
     parser.add_argument(
         "--request-timeout",
-        type=float,
+        type=seconds,
         default=Limits.request_timeout,
         metavar="S",
         help=f"seconds per LLM request, end to end: connect, first byte, whole body (default: {Limits.request_timeout:g})",
     )
-    parser.add_argument("--retries", type=int, default=2, metavar="N", help="reruns of an episode after an infrastructure error (default: 2)")
+    parser.add_argument("--retries", type=integer(0, MAX_RETRIES), default=2, metavar="N", help="reruns of an episode after an infrastructure error (default: 2)")
     parser.add_argument("--base-url", help="LLM endpoint (env OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
     parser.add_argument("--api-key", help="LLM key (env OPENAI_API_KEY / ANTHROPIC_API_KEY)")
-    parser.add_argument("--temperature", type=float, help="sampling temperature (default: the endpoint's)")
-    parser.add_argument("--max-tokens", type=int, help="completion tokens per model call")
+    parser.add_argument("--temperature", type=number(0.0), help="sampling temperature (default: the endpoint's)")
+    parser.add_argument("--max-tokens", type=integer(1), help="completion tokens per model call")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -106,9 +136,7 @@ def _ray_options(args: argparse.Namespace) -> RayOptions | None:
 
 def run(args: argparse.Namespace) -> int:
     """Parse, run, print the summary table."""
-    console = Console(highlight=False)
-    # The summary table needs ~100 columns with pass^k; below that a log would crop it (a terminal wraps).
-    console.width = max(console.width, 100)
+    console = output_console()  # a pipe (CI log, | tee) gets the whole table, never one cropped to 80 columns
     config = RunConfig(
         env=args.env,
         agent=args.agent,
@@ -120,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         server=args.server,
-        token=args.token,
+        token=given_token(args.token, args.token_file),
+        private_tasks=args.private_tasks,
         limits=Limits(
             max_turns=args.max_turns,
             max_tool_calls=args.max_tool_calls,
@@ -130,12 +159,17 @@ def run(args: argparse.Namespace) -> int:
         ),
         retries=args.retries,
         ray=_ray_options(args),
-        agent_options=AgentOptions(base_url=args.base_url, api_key=args.api_key, temperature=args.temperature, max_tokens=args.max_tokens),
+        agent_options=AgentOptions(
+            base_url=args.base_url, api_key=args.api_key, temperature=args.temperature, max_tokens=args.max_tokens,
+            sandbox=args.sandbox, sandbox_binds=tuple(args.sandbox_bind),
+        ),
     )
     reporter = SilentReporter() if args.quiet else RichReporter(console, description=args.agent if len(args.agent) <= 24 else args.agent[:23] + "…")
     outcome = anyio.run(run_episodes, config, reporter)
     render_summary(outcome.summary, console)
     resumed = f", {outcome.skipped} kept from before" if outcome.skipped else ""
-    console.print(f"[dim]{outcome.ran} episodes run{resumed} → {outcome.out}/results.jsonl, records/, summary.json[/dim]")
+    console.print(f"[dim]{counted(outcome.ran, 'episode')} run{resumed} → {outcome.out}/results.jsonl, records/, summary.json[/dim]")
     errored = sum(1 for line in outcome.lines if line.status == "errored")
+    if errored:
+        console.print(f"[bold red]{errored} of {len(outcome.lines)} episodes not graded: exit status 1[/bold red]")
     return 1 if errored else 0

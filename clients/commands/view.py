@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import webbrowser
 from pathlib import Path
 
 import anyio
-from rich.console import Console
 
+from clients.console import counted, output_console
 from clients.selection import resolve_environment
 from clients.view import build_report, default_out
 
@@ -38,6 +40,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", metavar="ENV", help="environment for task metadata (name or module:attribute; default: the run's)")
 
 
+def has_display() -> bool:
+    """Whether a graphical browser could open here: always on macOS and Windows; elsewhere only with an X11 or
+    Wayland display (over SSH, in a container or CI, a browser started without one fails without a word)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def open_in_browser(out: Path) -> str:
+    """Open the report in the default browser when there is a display; say what happened, and where the file is."""
+    uri = out.resolve().as_uri()
+    if not has_display():
+        return f"no display here to open a browser on (DISPLAY and WAYLAND_DISPLAY are unset): open {uri} on a machine with one"
+    try:
+        opened = webbrowser.open(uri)
+    except webbrowser.Error:
+        opened = False
+    return f"opened {uri} in the default browser" if opened else f"no browser could be started: open {uri} yourself"
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the report, write it, say where."""
     environment = resolve_environment(args.env) if args.env else None
@@ -46,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
     report = anyio.run(lambda: build_report(paths, environment=environment, compress=compress, grade=not args.no_grade))
     out = report.write(args.out or default_out(paths))
     size = out.stat().st_size
-    Console(highlight=False).print(f"{report.kind} report: {report.episodes} episodes, {size / 1e6:.1f} MB → {out}")
+    console = output_console()
+    console.print(f"{report.kind} report: {counted(report.episodes, 'episode')}, {size / 1e6:.1f} MB → {out}")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
     if args.open:
-        webbrowser.open(out.resolve().as_uri())
+        console.print(open_in_browser(out))
     return 0

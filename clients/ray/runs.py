@@ -33,7 +33,9 @@ from clients.errors import InfrastructureError, RunError
 from clients.ray.actor import AttemptOutcome, RunSpec
 from clients.ray.options import LOCAL, RayOptions
 from clients.ray.pool import EnvPool, _Slot
+from clients.ray.reach import check_reachable
 from clients.results import ResultLine
+from clients.run_files import folder_error, write_file
 from servers.environment import Environment
 
 __all__ = ["RayAttempts", "open_ray_attempts", "connect"]
@@ -62,6 +64,7 @@ def connect(options: RayOptions | None = None) -> bool:
     common: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     if options.runtime_env:
         common["runtime_env"] = dict(options.runtime_env)
+    check_reachable(options.address)  # ray.init would wait on a dead address for minutes, warning every 5 s
     try:
         if options.address == LOCAL:
             ray.init(address="local", include_dashboard=False, **common)
@@ -114,7 +117,8 @@ async def open_ray_attempts(
     spec = RunSpec(
         run_id=secrets.token_hex(6),
         agent=spec_agent,
-        options=replace(config.agent_options, log_dir=None),
+        # The driver's run folder is hidden from sandboxed agents too (an actor may share its machine).
+        options=replace(config.agent_options, log_dir=None, hidden=(*config.agent_options.hidden, out)),
         limits=config.limits,
     )
     try:
@@ -191,12 +195,12 @@ class RayAttempts:
         line = outcome.line
         if outcome.record is not None:
             records = self.out / "records"
-            records.mkdir(parents=True, exist_ok=True)
-            (records / f"{item.name}.jsonl").write_text(outcome.record, encoding="utf-8")
+            _make_folder(records)
+            write_file(records / f"{item.name}.jsonl", outcome.record)  # whole, or a RunError: the run stops
         if outcome.log is not None:
             logs = self.out / "logs"
-            logs.mkdir(parents=True, exist_ok=True)
-            (logs / f"{item.name}.log").write_text(outcome.log, encoding="utf-8")
+            _make_folder(logs)
+            write_file(logs / f"{item.name}.log", outcome.log)
             if line.stop_detail and outcome.log_dir in line.stop_detail:
                 line = line.model_copy(update={"stop_detail": line.stop_detail.replace(outcome.log_dir, str(logs))})
         return line
@@ -223,3 +227,11 @@ class RayAttempts:
                 await self.pool.call(slot, "end_run", self.spec.run_id, timeout=10.0)
             except Exception:  # noqa: BLE001 - best effort: the actors are stopped next
                 log.debug("actor %d could not end the run", slot.index, exc_info=True)
+
+
+def _make_folder(folder: Path) -> None:
+    """``mkdir -p``, or the run folder's one-line RunError."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise folder_error(folder, exc, "create") from None

@@ -22,7 +22,17 @@ from clients.summary import Summary, summarize
 from fixtures.errors import EnvironmentNotFound
 from servers.environment import Environment
 
-__all__ = ["RecordFile", "TaskMeta", "LoadedRun", "read_record_file", "load_run", "task_metadata", "model_of"]
+__all__ = [
+    "RecordFile",
+    "TaskMeta",
+    "LoadedRun",
+    "read_record_file",
+    "load_run",
+    "task_metadata",
+    "bookkeeping_tables",
+    "error_label",
+    "model_of",
+]
 
 log = logging.getLogger("toolgym.view")
 
@@ -43,13 +53,21 @@ class RecordFile:
         return next((e for e in reversed(self.events) if e.get("type") == "closed"), None)
 
     def error_classes(self) -> Counter[str]:
-        """Failed tool calls by ``error_class: code`` (calls the agent rejected before the world saw them included)."""
+        """Failed tool calls by ``error_class: code`` — or the class alone when the code repeats it
+        (``invalid_arguments``, not ``invalid_arguments: invalid_arguments``) — calls the agent rejected
+        before the world saw them included."""
         found: Counter[str] = Counter()
         for event in self.events:
             error = event.get("error") if event.get("type") in ("tool_call", "rejected_call") else None
             if isinstance(error, dict):
-                found[f"{error.get('error_class', '?')}: {error.get('code', '?')}"] += 1
+                found[error_label(error)] += 1
         return found
+
+
+def error_label(error: dict[str, Any]) -> str:
+    """``refused: not_found`` for a failed call's error; the class alone when its code says the same."""
+    error_class, code = str(error.get("error_class", "?")), str(error.get("code", "?"))
+    return error_class if code == error_class else f"{error_class}: {code}"
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,8 @@ class LoadedRun:
     tasks: dict[str, TaskMeta]
     date: str
     """When the results file was last written (UTC, ISO 8601)."""
+    bookkeeping: tuple[str, ...] = ()
+    """The environment's bookkeeping tables (an audit log): their inserts are folded on episode pages."""
 
     @property
     def label(self) -> str:
@@ -143,6 +163,21 @@ def task_metadata(env: str | Environment | None) -> dict[str, TaskMeta]:
     }
 
 
+def bookkeeping_tables(env: str | Environment | None) -> tuple[str, ...]:
+    """The tables whose inserts are bookkeeping rather than effects (``Environment.bookkeeping_tables``);
+    empty when the environment cannot be loaded."""
+    if env is None:
+        return ()
+    if isinstance(env, str):
+        from servers.registry import load_environment
+
+        try:
+            env = load_environment(env)
+        except EnvironmentNotFound:
+            return ()
+    return tuple(env.bookkeeping_tables)
+
+
 def model_of(agent: str) -> str:
     """The model part of an agent spec (``openai:gpt-4.1`` → ``gpt-4.1``); ``-`` for agents without one."""
     kind, _, argument = agent.partition(":")
@@ -205,4 +240,5 @@ def load_run(path: Path, *, environment: Environment | None = None) -> LoadedRun
         summary=_fresh_summary(path, results, env, lines, k),
         tasks=task_metadata(environment or env),
         date=date,
+        bookkeeping=bookkeeping_tables(environment or env),
     )

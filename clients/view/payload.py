@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from clients.results import ResultLine
-from clients.view.data import LoadedRun, RecordFile, TaskMeta, model_of
-from clients.view.stats import category_stats, stats_json, task_deltas
+from clients.view.data import LoadedRun, RecordFile, TaskMeta, bookkeeping_tables, model_of
+from clients.view.stats import category_stats, comparison_warnings, stats_json, task_deltas
 
 __all__ = ["RunPayload", "run_payload", "compare_payload", "record_payload"]
 
@@ -63,6 +63,7 @@ def _row(line: ResultLine, record: RecordFile) -> dict[str, Any]:
         "ecls": line.error_class,
         "err": _short(line.error),
         "attempts": line.attempts,
+        "codes": sorted(record.error_classes()),
     }
 
 
@@ -99,6 +100,7 @@ def run_payload(run: LoadedRun) -> RunPayload:
                 "categories": category_stats(run.env, agent, lines, run.tasks, run.summary.k),
                 "failed_criteria": [item.model_dump(mode="json") for item in agent.failed_criteria],
                 "error_classes": agent.error_classes,
+                "stop_reasons": dict(sorted(agent.stop_reasons.items(), key=lambda item: (-item[1], item[0]))),
                 "tool_errors": dict(tool_errors.most_common()),
             }
         )
@@ -114,6 +116,7 @@ def run_payload(run: LoadedRun) -> RunPayload:
         "tasks": _meta(run.tasks, {line.task for line in run.lines}),
         "episodes": [_row(line, record) for line, record in zip(run.lines, run.records, strict=True)],
         "problems": sum(1 for r in run.records if r.problem and r.path is not None),
+        "bookkeeping": list(run.bookkeeping),
     }
     details = [
         _detail(
@@ -142,7 +145,7 @@ def compare_payload(a: LoadedRun, b: LoadedRun) -> tuple[dict[str, Any], list[Ru
         {"task": task, "seed": seed, "trial": trial, "a": positions[0].get((task, seed, trial)), "b": positions[1].get((task, seed, trial))}
         for task, seed, trial in sorted(set(positions[0]) | set(positions[1]))
     ]
-    comparison = {"overall": overall, "tasks": tasks, "pairs": pairs}
+    comparison = {"overall": overall, "tasks": tasks, "pairs": pairs, "warnings": comparison_warnings(a.lines, b.lines)}
     return comparison, [run_payload(a), run_payload(b)]
 
 
@@ -172,6 +175,7 @@ def record_payload(path: Path, record: RecordFile, grade: dict[str, Any] | None,
         "ecls": None,
         "err": None,
         "attempts": 1,
+        "codes": sorted(record.error_classes()),
     }
     index = {
         "label": path.name,
@@ -185,5 +189,6 @@ def record_payload(path: Path, record: RecordFile, grade: dict[str, Any] | None,
         "episodes": [row],
         "problems": 1 if record.problem else 0,
         "grade_note": grade_note,
+        "bookkeeping": list(bookkeeping_tables(str(header.get("env") or "") or None)),
     }
     return RunPayload(index=index, details=[_detail(record, grade, None)])

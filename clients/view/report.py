@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +29,8 @@ class Report:
     html: str
     episodes: int
     """Episodes the report holds (both runs' for a comparison)."""
+    warnings: tuple[str, ...] = ()
+    """What a reader must know before trusting the figures (a comparison of runs that were not run alike)."""
 
     def write(self, out: Path) -> Path:
         """Write the page to ``out`` (folders created) and return the path."""
@@ -75,7 +77,8 @@ def compare_report(before: Path, after: Path, *, environment: Environment | None
         raise RunError(f"cannot compare runs of different environments: {a.env} ({before}) and {b.env} ({after})")
     comparison, runs = compare_payload(a, b)
     title = f"toolgym · {a.env} · {a.label} → {b.label}"
-    return _page("compare", title, runs, compress, compare=comparison)
+    report = _page("compare", title, runs, compress, compare=comparison)
+    return replace(report, warnings=tuple(comparison["warnings"]))
 
 
 async def offline_grade(path: Path, record: RecordFile, *, grade: bool = True) -> tuple[dict[str, Any] | None, str | None]:

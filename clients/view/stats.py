@@ -2,24 +2,28 @@
 
 Nothing here re-derives pass@k or a mean-score interval: per task and overall figures are the run's
 :class:`~clients.summary.Summary`; per category figures are ``summarize`` over that category's lines. Two
-additions, both bootstrap intervals from :func:`clients.metrics.bootstrap_ci`'s recipe: pass@1's interval
-over problems, and the interval of a pass-rate *difference* between two runs (for comparisons).
+additions: pass@1's bootstrap interval over problems, and, for comparisons, pass rates with Wilson intervals
+and their *differences* with Newcombe's interval (:mod:`clients.metrics`) — intervals that keep a width at
+0/n and n/n, where a bootstrap collapses to a point.
+
+A comparison calls a task a **regression** or a **fix** only when the evidence says so: the 95% interval of
+its pass-rate difference excludes 0. A difference whose interval includes 0 is **noise** (two runs of the
+same noisy policy differ on most tasks), and the rows say so rather than counting it as a change. Runs that
+were not run alike (other seeds, trials or tasks) are compared with a warning (:func:`comparison_warnings`).
 """
 
 from __future__ import annotations
 
-import math
-import random
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from clients.metrics import bootstrap_ci, mean, pass_at_k
+from clients.metrics import bootstrap_ci, mean, newcombe_interval, pass_at_k, wilson_interval
 from clients.results import ResultLine
 from clients.summary import AgentSummary, Stats, summarize
 from clients.view.data import TaskMeta
 
-__all__ = ["pass_at_1_ci", "stats_json", "category_stats", "delta_ci", "task_deltas"]
+__all__ = ["pass_at_1_ci", "stats_json", "category_stats", "task_deltas", "comparison_warnings", "seed_list"]
 
 
 def pass_at_1_ci(lines: Sequence[ResultLine]) -> tuple[float, float] | None:
@@ -53,62 +57,45 @@ def category_stats(env: str, agent: AgentSummary, lines: Sequence[ResultLine], t
     return found
 
 
-def delta_ci(
-    before: Sequence[float], after: Sequence[float], *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
-) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of ``mean(after) - mean(before)``, each sample resampled on its own.
-
-    Deterministic for a given ``seed`` (the same two runs always print the same interval); None when either
-    side is empty. Two constant samples give a zero-width interval.
-    """
-    if not before or not after:
-        return None
-    if min(before) == max(before) and min(after) == max(after):
-        value = after[0] - before[0]
-        return (value, value)
-    rng = random.Random(seed)
-    draw = rng.random
-    a, b = list(before), list(after)
-    na, nb = len(a), len(b)
-    diffs = sorted(
-        sum(b[int(draw() * nb)] for _ in range(nb)) / nb - sum(a[int(draw() * na)] for _ in range(na)) / na
-        for _ in range(resamples)
-    )
-    alpha = (1 - confidence) / 2
-    lo = diffs[max(0, math.floor(alpha * resamples))]
-    hi = diffs[min(resamples - 1, math.ceil((1 - alpha) * resamples) - 1)]
-    return (lo, hi)
-
-
 def _passes(lines: Sequence[ResultLine]) -> list[float]:
     return [1.0 if line.passed else 0.0 for line in lines if line.status == "graded"]
 
 
+def _verdict(delta: float | None, ci: tuple[float, float] | None) -> str:
+    """regression / fix when the interval excludes 0; noise when it moved within it; same; missing."""
+    if delta is None or ci is None:
+        return "missing"
+    if ci[1] < 0:
+        return "regression"
+    if ci[0] > 0:
+        return "fix"
+    return "noise" if delta != 0 else "same"
+
+
+def _side(lines: Sequence[ResultLine]) -> dict[str, Any]:
+    passes = _passes(lines)
+    passed = int(sum(passes))
+    return {"n": len(passes), "passed": passed, "rate": mean(passes), "ci": wilson_interval(passed, len(passes)), "errored": len(lines) - len(passes)}
+
+
 def _delta_row(name: str, a: Sequence[ResultLine], b: Sequence[ResultLine]) -> dict[str, Any]:
-    pa, pb = _passes(a), _passes(b)
-    rate_a, rate_b = mean(pa), mean(pb)
+    side_a, side_b = _side(a), _side(b)
+    rate_a, rate_b = side_a["rate"], side_b["rate"]
     delta = None if rate_a is None or rate_b is None else rate_b - rate_a
-    ci = delta_ci(pa, pb)
-    if delta is None:
-        verdict = "missing"
-    elif delta < 0:
-        verdict = "regression"
-    elif delta > 0:
-        verdict = "fix"
-    else:
-        verdict = "same"
+    ci = newcombe_interval(side_a["passed"], side_a["n"], side_b["passed"], side_b["n"])
+    verdict = _verdict(delta, ci)
     return {
         "task": name,
-        "a": {"n": len(pa), "passed": int(sum(pa)), "rate": rate_a, "ci": bootstrap_ci(pa, seed=0), "errored": len(a) - len(pa)},
-        "b": {"n": len(pb), "passed": int(sum(pb)), "rate": rate_b, "ci": bootstrap_ci(pb, seed=0), "errored": len(b) - len(pb)},
+        "a": side_a,
+        "b": side_b,
         "delta": delta,
         "delta_ci": ci,
-        "significant": ci is not None and (ci[0] > 0 or ci[1] < 0),
+        "significant": verdict in ("regression", "fix"),
         "verdict": verdict,
     }
 
 
-_ORDER = {"regression": 0, "fix": 1, "missing": 2, "same": 3}
+_ORDER = {"regression": 0, "fix": 1, "noise": 2, "missing": 3, "same": 4}
 
 
 def task_deltas(a: Sequence[ResultLine], b: Sequence[ResultLine]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -120,5 +107,41 @@ def task_deltas(a: Sequence[ResultLine], b: Sequence[ResultLine]) -> tuple[dict[
     for line in b:
         by_task_b[line.task].append(line)
     rows = [_delta_row(task, by_task_a.get(task, []), by_task_b.get(task, [])) for task in sorted(set(by_task_a) | set(by_task_b))]
-    rows.sort(key=lambda r: (_ORDER[r["verdict"]], r["delta"] if r["verdict"] == "regression" else -(r["delta"] or 0), r["task"]))
+    rows.sort(key=lambda r: (_ORDER[r["verdict"]], r["delta"] if r["verdict"] != "fix" and r["delta"] is not None else -(r["delta"] or 0), r["task"]))
     return _delta_row("overall", a, b), rows
+
+
+def seed_list(seeds: set[int]) -> str:
+    """Seeds as a user typed them: ``0-4``, ``0,2,7-9``."""
+    ordered = sorted(seeds)
+    parts: list[str] = []
+    start = previous = None
+    for seed in ordered + [None]:  # type: ignore[list-item]
+        if seed is not None and previous is not None and seed == previous + 1:
+            previous = seed
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = seed
+    return ",".join(parts) or "none"
+
+
+def comparison_warnings(a: Sequence[ResultLine], b: Sequence[ResultLine]) -> list[str]:
+    """Why two runs may not compare like for like: other seeds, other trial counts, tasks only one of them ran."""
+    found: list[str] = []
+    seeds_a, seeds_b = {line.seed for line in a}, {line.seed for line in b}
+    if seeds_a != seeds_b:
+        found.append(
+            f"the runs used different seeds (A: {seed_list(seeds_a)}, B: {seed_list(seeds_b)}): their tasks are "
+            "compared on different task instances"
+        )
+    trials_a = {line.trial for line in a}
+    trials_b = {line.trial for line in b}
+    if len(trials_a) != len(trials_b):
+        found.append(f"the runs ran different trials per problem (A: {len(trials_a)}, B: {len(trials_b)}): their pass rates rest on different samples")
+    tasks_a, tasks_b = {line.task for line in a}, {line.task for line in b}
+    for side, only in (("A", tasks_a - tasks_b), ("B", tasks_b - tasks_a)):
+        if only:
+            names = ", ".join(sorted(only)[:5]) + (" …" if len(only) > 5 else "")
+            found.append(f"{len(only)} task(s) only in run {side} ({names}): the overall figures cover different tasks")
+    return found

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from clients.errors import RunError
 from clients.results import ResultLine, latest_by_key, read_results
-from clients.view.data import RecordFile, read_record_file
+from clients.view.data import RecordFile, error_label, read_record_file
 
 __all__ = ["ShownEpisode", "find_episode", "render_episode", "episode_table"]
 
@@ -112,7 +112,7 @@ def _call(event: dict[str, Any], full: bool) -> RenderableType:
     head = Text(f"#{event.get('seq')} ", style="dim")
     head.append(str(event.get("tool")), style="bold")
     head.append("  ")
-    head.append(f"{error.get('error_class')}: {error.get('code')}" if error else "ok", style="red" if error else "green")
+    head.append(error_label(error) if error else "ok", style="red" if error else "green")
     changes = event.get("changes") or []
     head.append(f"  {float(event.get('duration_ms') or 0):.2f} ms", style="dim")
     if changes:
@@ -193,7 +193,7 @@ def render_episode(console: Console, shown: ShownEpisode, *, full: bool = False)
         elif event.get("type") == "rejected_call":
             error = event.get("error") if isinstance(event.get("error"), dict) else {}
             line = Text("✕ ", style="red") + Text(str(event.get("tool") or "(no tool name)"), style="bold")
-            line.append(f"  rejected by the agent ({error.get('error_class')}: {error.get('code')}), never reached the world", style="red")
+            line.append(f"  rejected by the agent ({error_label(error)}), never reached the world", style="red")
             console.print(Group(line, Text("  sent: ", style="dim") + _clip(str(event.get("raw_arguments", "")), full)))
     if not any(e.get("type") in ("tool_call", "message", "rejected_call") for e in record.events):
         console.print(Text("  (no tool call, no message)", style="dim"))

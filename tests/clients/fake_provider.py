@@ -77,9 +77,14 @@ class Seen:
 class FakeProvider:
     """Scripted replies, served in order; a request past the end of the script gets HTTP 599."""
 
-    def __init__(self, script: list[Reply], *, validate: Validator | None = None) -> None:
+    def __init__(self, script: list[Reply], *, validate: Validator | None = None, models: Reply | None = None) -> None:
         self.script = list(script)
         self.validate = validate
+        self.models = models
+        """The answer to ``GET /v1/models`` (the agents' key check before a run); None answers 404, as a server
+        without that endpoint does."""
+        self.model_listings = 0
+        """``GET /v1/models`` requests received."""
         self.requests: list[Seen] = []
         self.rejected: list[str] = []
         """Problems found by ``validate`` (each answered 400)."""
@@ -117,12 +122,21 @@ class FakeProvider:
 
         return StreamingResponse(drip(), status_code=reply.status, headers=headers)
 
+    async def list_models(self, request: Request) -> Response:
+        """``GET /v1/models``: the scripted ``models`` reply, else 404 (scripted replies are not used up)."""
+        self.model_listings += 1
+        if self.models is None:
+            return JSONResponse({"error": {"message": "not found"}}, status_code=404)
+        body = self.models.raw if self.models.raw is not None else json.dumps(self.models.body if self.models.body is not None else {}).encode()
+        return Response(body, status_code=self.models.status, headers={"content-type": "application/json", **self.models.headers})
+
     def app(self) -> Starlette:
         """The ASGI app."""
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", self.handle, methods=["POST"]),
                 Route("/v1/messages", self.handle, methods=["POST"]),
+                Route("/v1/models", self.list_models, methods=["GET"]),
             ]
         )
 
@@ -140,9 +154,11 @@ class _Server(uvicorn.Server):
 
 
 @asynccontextmanager
-async def running_provider(script: list[Reply], *, validate: Validator | None = None) -> AsyncIterator[FakeProvider]:
+async def running_provider(
+    script: list[Reply], *, validate: Validator | None = None, models: Reply | None = None
+) -> AsyncIterator[FakeProvider]:
     """Serve a :class:`FakeProvider` on 127.0.0.1 for the duration of the block."""
-    provider = FakeProvider(script, validate=validate)
+    provider = FakeProvider(script, validate=validate, models=models)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
+
 from clients.agents.base import AgentSession, Limits
+from clients.sandbox import probe
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 from servers.memory import connect_in_memory
 from tests.toy_env import environment as toy_environment
 
-__all__ = ["toy_session", "FAST_LIMITS"]
+__all__ = ["toy_session", "FAST_LIMITS", "needs_sandbox"]
+
+needs_sandbox = pytest.mark.skipif(
+    probe() is not None and not os.environ.get("CI"),
+    reason=f"cmd: agents need a sandbox and there is none here ({probe()}); CI installs bubblewrap",
+)
+"""For tests of ``cmd:`` agents under the default sandbox: skipped where bubblewrap cannot run, except in CI."""
 
 FAST_LIMITS = Limits(max_turns=8, episode_timeout=30.0, request_timeout=0.5, max_retries=3)
 

@@ -21,7 +21,7 @@ from clients.agents.timing import Backoff
 from clients.results import ResultLine
 from clients.runner import RunConfig, run
 from servers.record import Record, read_record
-from tests.clients.fake_provider import FakeProvider, Reply, Validator, anthropic_message, openai_message, openai_tool_call, running_provider
+from tests.clients.fake_provider import FakeProvider, Reply, Validator, anthropic_message, openai_message, running_provider
 from tests.clients.toyenv import environment
 
 __all__ = ["Protocol", "ACCOUNT", "BALANCE", "solution", "tool_turn", "Outcome", "run_llm", "RecordingSleep", "no_wait", "QUICK"]

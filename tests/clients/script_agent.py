@@ -5,8 +5,12 @@ Usage: ``python -m tests.clients.script_agent MODE MCP_URL PROMPT_FILE`` with MO
 - ``solve``: read the prompt, solve the toy tasks (pay a debt back, report a balance) with real tool calls;
 - ``fail``: exit with status 3 at once, without connecting (a crashing agent);
 - ``hang``: start a child process, then wait forever without connecting (the runner must kill the whole
-  process group); the child's pid is written to ``$SCRIPT_AGENT_CHILD_PID`` when that is set. It imports
-  nothing heavy, so it reaches its wait in milliseconds.
+  process group); the child's pid is written to ``$SCRIPT_AGENT_CHILD_PID`` when that is set, and its
+  command line ends with ``$SCRIPT_AGENT_MARKER`` (to find it from outside a sandbox's PID namespace). It
+  imports nothing heavy, so it reaches its wait in milliseconds.
+
+It imports nothing of the kit: a sandboxed agent never sees the kit, so tests run a copy of this file from
+outside it (:func:`spec`).
 """
 
 from __future__ import annotations
@@ -46,9 +50,19 @@ async def solve(client: Any, prompt: str) -> None:
     await client.call_tool("submit_answer", {"text": str(balance)})
 
 
+def spec(folder: Path, mode: str, python: str = sys.executable) -> str:
+    """A ``cmd:`` spec running a copy of this file, placed in ``folder`` (outside the kit), in ``mode``."""
+    import shlex
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = shutil.copy(__file__, folder / "script_agent.py")
+    return f"cmd:{shlex.quote(python)} {shlex.quote(str(copy))} {mode} {{mcp_url}} {{prompt_file}}"
+
+
 def hang() -> None:
     """Leave a child behind and never return."""
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", os.environ.get("SCRIPT_AGENT_MARKER", "")])
     pid_file = os.environ.get("SCRIPT_AGENT_CHILD_PID")
     if pid_file:
         Path(pid_file).write_text(str(child.pid))

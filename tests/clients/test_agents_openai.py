@@ -105,12 +105,12 @@ async def test_turn_limit_stops_the_loop() -> None:
 async def test_unretryable_status_fails_at_once() -> None:
     sleep = RecordingSleep()
     with anyio.fail_after(30):
-        async with running_provider([Reply({"error": {"message": "bad key"}}, status=401)]) as provider, toy_session() as (session, _):
-            agent = OpenAIAgent("m", base_url=f"{provider.url}/v1", api_key="wrong", sleep=sleep)
-            with pytest.raises(ProviderError, match="HTTP 401: bad key") as caught:
+        async with running_provider([Reply({"error": {"message": "no such model"}}, status=404)]) as provider, toy_session() as (session, _):
+            agent = OpenAIAgent("m", base_url=f"{provider.url}/v1", api_key="k", sleep=sleep)
+            with pytest.raises(ProviderError, match="HTTP 404: no such model") as caught:
                 await agent.run(session)
             await agent.aclose()
-    assert caught.value.error_class == "provider" and caught.value.status == 401
+    assert caught.value.error_class == "provider" and caught.value.status == 404
     assert sleep.delays == [] and len(provider.requests) == 1
 
 

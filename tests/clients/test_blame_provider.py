@@ -139,7 +139,8 @@ async def test_a_400_caused_by_the_models_malformed_output_is_the_agents_failure
     assert (line.tool_calls, line.rejected_calls, line.tool_errors) == (1, 1, 1)
 
 
-@pytest.mark.parametrize(("status", "message"), [(400, "unknown parameter: temprature"), (401, "invalid x-api-key"), (404, "model not found")])
+# A refused key (401, 403) is not an episode's error but the run's: tests/clients/test_provider_keys.py.
+@pytest.mark.parametrize(("status", "message"), [(400, "unknown parameter: temprature"), (404, "model not found")])
 async def test_a_refusal_of_the_request_as_configured_errors_and_is_not_rerun(tmp_path: Path, status: int, message: str) -> None:
     script = [Reply(openai_error(message), status=status)] * 3
     outcome = await run_llm(tmp_path / "run", script, retries=2)

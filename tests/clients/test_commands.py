@@ -68,3 +68,27 @@ def test_bad_arguments_are_one_line_errors(capsys: pytest.CaptureFixture[str], t
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+FRAGILE = "tests.graders.fragile:environment"
+
+
+def test_a_run_with_episodes_not_graded_says_so_first_and_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The grader fails on odd seeds (the agent reported "1e999999999" to a careless custom check): replayed by
+    ``toolgym run``, the headline counts them and the exit status is 1; ``toolgym grade`` says it in one line."""
+    import anyio
+
+    from clients.runner import RunConfig, run
+    from tests.clients.test_runner import BreaksTheGraderOnOddSeeds
+
+    first = anyio.run(lambda: run(RunConfig(env=FRAGILE, agent=BreaksTheGraderOnOddSeeds(), seeds="0-1", out=tmp_path / "first")))
+    odd = next(l for l in first.lines if l.seed == 1)
+    assert odd.error_class == "grading" and odd.record is not None
+    code, out, _ = toolgym(capsys, "run", FRAGILE, "--agent", f"replay:{tmp_path / 'first'}", "--out", str(tmp_path / "again"), "--quiet")
+    assert code == 1
+    assert out.splitlines()[0] == "1 of 2 episodes were not graded (grading: 1): every pass rate and score below covers the 1 graded ones only"
+    assert "1 of 2 episodes not graded: exit status 1" in out
+    code, out, err = toolgym(capsys, "grade", str(tmp_path / "first" / odd.record), "--env", FRAGILE)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"toolgym grade: error: record {tmp_path / 'first' / odd.record} could not be graded (a bug of the grader")
+    assert "careless_amount' crashed: Overflow" in err

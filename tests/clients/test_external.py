@@ -1,4 +1,8 @@
-"""The external agent: a real subprocess on the episode's HTTP MCP URL, graded from the server's record."""
+"""The external agent: a real subprocess on the episode's HTTP MCP URL, graded from the server's record.
+
+The agent runs in the default sandbox (bubblewrap) unless a test says otherwise: it is a copy of
+``tests/clients/script_agent.py`` placed outside the kit, as any agent of a user would be.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +15,19 @@ from pathlib import Path
 import anyio
 import pytest
 
+from clients.agents import AgentOptions
 from clients.agents.base import AgentSession, Limits
 from clients.agents.external import GIVEN_VARIABLES, ExternalAgent, agent_environment
 from clients.runner import RunConfig, run
 from servers.record import read_record
+from tests.clients import script_agent
+from tests.clients.helpers import needs_sandbox
 from tests.clients.toyenv import environment
 
-AGENT = f"{shlex.quote(sys.executable)} -m tests.clients.script_agent"
 
-
+@needs_sandbox
 async def test_script_agent_solves_tasks_over_http(tmp_path: Path) -> None:
-    spec = f"cmd:{AGENT} solve {{mcp_url}} {{prompt_file}}"
+    spec = script_agent.spec(tmp_path / "agent", "solve")
     with anyio.fail_after(120):
         outcome = await run(RunConfig(env=environment, agent=spec, tasks="pay_back,report_balance", out=tmp_path / "run", concurrency=2))
     assert [(l.task, l.status, l.passed, l.stop_reason) for l in outcome.lines] == [
@@ -35,8 +41,9 @@ async def test_script_agent_solves_tasks_over_http(tmp_path: Path) -> None:
         assert (tmp_path / "run" / "logs" / f"{Path(line.record).stem}.log").exists()  # type: ignore[arg-type]
 
 
+@needs_sandbox
 async def test_a_failing_command_is_graded_not_errored(tmp_path: Path) -> None:
-    spec = f"cmd:{AGENT} fail {{mcp_url}} {{prompt_file}}"
+    spec = script_agent.spec(tmp_path / "agent", "fail")
     with anyio.fail_after(120):
         outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run"))
     (line,) = outcome.lines
@@ -54,14 +61,42 @@ def _gone(pid: int) -> bool:
 async def test_timeout_kills_the_whole_process_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pid_file = tmp_path / "child.pid"
     monkeypatch.setenv("SCRIPT_AGENT_CHILD_PID", str(pid_file))  # TOOLGYM_* never reach an agent
-    spec = f"cmd:{AGENT} hang {{mcp_url}} {{prompt_file}}"
+    spec = script_agent.spec(tmp_path / "agent", "hang")
+    options = AgentOptions(sandbox="none")  # the child writes its pid where the test reads it
     with anyio.fail_after(60):
-        outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run", limits=Limits(episode_timeout=1.0)))
+        outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run",
+                                      limits=Limits(episode_timeout=1.0), agent_options=options))
         (line,) = outcome.lines
         assert (line.status, line.passed, line.stop_reason, line.tool_calls) == ("graded", False, "timeout", 0)
         child = int(pid_file.read_text())
         while not _gone(child):  # the kernel finishes a SIGTERMed process asynchronously
             await anyio.sleep(0.02)
+
+
+def _marked(marker: str) -> list[int]:
+    """Host pids whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes() and not _gone(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+@needs_sandbox
+async def test_timeout_kills_a_sandboxed_agent_and_everything_it_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = f"toolgym-test-{os.getpid()}-{tmp_path.name}"
+    monkeypatch.setenv("SCRIPT_AGENT_MARKER", marker)
+    spec = script_agent.spec(tmp_path / "agent", "hang")
+    with anyio.fail_after(60):
+        outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run", limits=Limits(episode_timeout=2.0)))
+        (line,) = outcome.lines
+        assert (line.status, line.stop_reason) == ("graded", "timeout")
+        while _marked(marker):  # the sandbox's PID namespace dies with its first process
+            await anyio.sleep(0.05)
 
 
 def test_placeholders_are_rendered_word_by_word(tmp_path: Path) -> None:
@@ -76,16 +111,16 @@ def test_placeholders_are_rendered_word_by_word(tmp_path: Path) -> None:
     ]
 
 
+@needs_sandbox
 async def test_generated_mcp_config_is_claude_style(tmp_path: Path) -> None:
-    probe = tmp_path / "seen.json"
-    script = f"import shutil, sys; shutil.copy(sys.argv[1], {str(probe)!r})"
+    script = "import sys; print(open(sys.argv[1]).read())"
     agent = ExternalAgent(f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} {{mcp_config}}", log_dir=tmp_path / "logs")
     session = AgentSession(episode_id="ep-9", env="toy", task="t", seed=0, prompt="p", limits=Limits(episode_timeout=30), mcp_url="http://127.0.0.1:5/episodes/ep-9/mcp", name="x.t.s0.t0")
     with anyio.fail_after(30):
         result = await agent.run(session)
     assert result.stop_reason == "exit:0"
-    assert json.loads(probe.read_text()) == {"mcpServers": {"toolgym": {"type": "http", "url": "http://127.0.0.1:5/episodes/ep-9/mcp"}}}
-    assert (tmp_path / "logs" / "x.t.s0.t0.log").exists()
+    seen = (tmp_path / "logs" / "x.t.s0.t0.log").read_text()
+    assert json.loads(seen) == {"mcpServers": {"toolgym": {"type": "http", "url": "http://127.0.0.1:5/episodes/ep-9/mcp"}}}
     assert os.environ.get("TOOLGYM_MCP_URL") is None  # the command's environment, not ours
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import signal
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,8 @@ from clients.results import ResultLine, read_results  # noqa: E402
 from clients.runner import RunConfig, RunOutcome, run  # noqa: E402
 from fixtures.errors import TaskError  # noqa: E402
 from servers.record import read_record  # noqa: E402
+from tests.clients import script_agent  # noqa: E402
+from tests.clients.helpers import needs_sandbox  # noqa: E402
 from tests.clients.ray_helpers import BreaksFlakyTool, KillsItsActor, PacedOracle, play, rollout  # noqa: E402
 from tests.clients.toyenv import FLAKY, environment  # noqa: E402
 
@@ -245,8 +245,9 @@ def oracle_policy(task: str, seed: int) -> Any:
     return policy
 
 
+@needs_sandbox
 async def test_cmd_agents_play_against_their_actors_mcp_url(tmp_path: Path) -> None:
-    agent = f"cmd:{shlex.quote(sys.executable)} -m tests.clients.script_agent solve {{mcp_url}} {{prompt_file}}"
+    agent = script_agent.spec(tmp_path / "agent", "solve")  # sandboxed on the actor's node, as locally
     outcome = await go(tmp_path / "ray", on_ray=True, agent=agent, tasks="pay_back,report_balance", seeds="0-1")
     assert [(line.status, line.passed, line.stop_reason) for line in outcome.lines] == [("graded", True, "exit:0")] * 4
     for line in outcome.lines:

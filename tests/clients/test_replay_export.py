@@ -54,7 +54,8 @@ async def test_export_sft_writes_valid_chat_jsonl(tmp_path: Path) -> None:
     assert len(lines) == 6
     for raw in lines:
         example = json.loads(raw)
-        assert set(example) == {"messages", "tools"}
+        assert set(example) == {"messages", "tools", "metadata"}
+        assert set(example["metadata"]) == {"env", "task", "seed", "trial", "agent", "score", "episode_id"}
         tool_names = {t["function"]["name"] for t in example["tools"]}
         assert {"transfer", "submit_answer", "flaky_balance"} <= tool_names
         assert all(t["type"] == "function" and "parameters" in t["function"] for t in example["tools"])

@@ -30,10 +30,11 @@ async def _no_pause(seconds: float) -> None:
 
 
 async def go(out: Path, **options: Any) -> RunOutcome:
+    options.setdefault("env", environment)
     options.setdefault("agent", "oracle")
     options.setdefault("sleep", _no_pause)
     with anyio.fail_after(60):
-        return await run(RunConfig(env=environment, out=out, **options))
+        return await run(RunConfig(out=out, **options))
 
 
 def stable(line: ResultLine) -> dict[str, Any]:
@@ -258,3 +259,81 @@ async def test_concurrent_episodes_on_the_shared_client_stay_isolated(tmp_path: 
         record = read_record(tmp_path / "run" / line.record, require_closed=True)  # type: ignore[operator]
         name = Path(line.record).stem  # type: ignore[arg-type]
         assert [c.arguments["text"] for c in record.tool_calls] == [f"{name}#0", f"{name}#1", f"{name}#2"]
+
+
+def odd_seeds_reporting_figures(environment: Any, template_id: str, pairs: int = 2) -> list[int]:
+    """Seeds 2k, 2k+1 where the odd seed's oracle reports figures (the world decides some instances' outcome)."""
+    chosen: list[int] = []
+    for odd in range(1, 40, 2):
+        world, task = environment.instantiate_task(template_id, odd)
+        world.release()
+        if isinstance(task.oracle[-1].arguments.get("values"), dict):
+            chosen += [odd - 1, odd]
+        if len(chosen) == 2 * pairs:
+            return chosen
+    raise AssertionError(f"{template_id}: too few odd seeds whose answer reports figures")
+
+
+class BreaksTheGraderOnOddSeeds:
+    """Plays the oracle, but on odd seeds reports every figure as "1e999999999" (issue 17: that crashed the
+    grader, the episode errored and dropped out of pass@1, so this agent was reported passing everything)."""
+
+    spec = "odd-breaker"
+    transport = "memory"
+    needs_instance = True
+    needs_tools = False
+
+    async def run(self, session: AgentSession) -> AgentResult:
+        assert session.instance is not None
+        for step in session.instance.oracle:
+            arguments = dict(step.arguments)
+            if session.seed % 2:
+                if isinstance(arguments.get("values"), dict):
+                    arguments["values"] = dict.fromkeys(arguments["values"], "1e999999999")
+                if "amount" in arguments and step.tool == "submit_answer":
+                    arguments["amount"] = "1e999999999"
+            await session.call_tool(step.tool, arguments)
+        return AgentResult()
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_an_agent_that_breaks_the_grader_on_odd_seeds_is_scored_on_every_seed(tmp_path: Path) -> None:
+    from envs.finance import environment as finance
+
+    seeds = odd_seeds_reporting_figures(finance, "available_balance")
+    with anyio.fail_after(120):
+        outcome = await run(RunConfig(env=finance, agent=BreaksTheGraderOnOddSeeds(), tasks="available_balance", seeds=seeds,
+                                      out=tmp_path / "run", sleep=_no_pause))
+    assert [(l.seed, l.status, l.passed) for l in outcome.lines] == [(s, "graded", s % 2 == 0) for s in seeds]
+    overall = outcome.summary.agents[0].overall
+    assert overall.pass_at_1 == 0.5 and overall.errored == 0 and outcome.summary.not_graded == 0
+    assert outcome.summary.headline() is None
+
+
+async def test_a_grader_that_fails_errors_the_episode_as_grading_once_and_the_headline_counts_it(tmp_path: Path) -> None:
+    """The kit's own grading failure: errored ``grading`` (never ``kit`` or ``connection``), not re-run, counted."""
+    from rich.console import Console
+
+    from clients.summary import render_summary
+    from tests.graders.fragile import environment as fragile
+
+    with anyio.fail_after(60):
+        outcome = await go(tmp_path / "run", env=fragile, agent=BreaksTheGraderOnOddSeeds(), seeds="0-3", retries=2)
+    lines = {l.seed: l for l in outcome.lines}
+    assert [lines[s].status for s in range(4)] == ["graded", "errored", "graded", "errored"]
+    for seed in (1, 3):
+        line = lines[seed]
+        assert (line.error_class, line.attempts, line.score) == ("grading", 1, None)
+        assert "custom check 'tests.graders.fragile:careless_amount' crashed: Overflow" in (line.error or "")
+        assert line.record is not None and (tmp_path / "run" / line.record).exists()  # kept, to grade again once fixed
+    summary = outcome.summary
+    assert summary.not_graded == 2 and summary.episodes == 4 and summary.agents[0].error_classes == {"grading": 2}
+    headline = summary.headline()
+    assert headline == "2 of 4 episodes were not graded (grading: 2): every pass rate and score below covers the 2 graded ones only"
+    console = Console(record=True, width=200)
+    render_summary(summary, console)
+    assert console.export_text().splitlines()[0] == headline
+    saved = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert saved["not_graded"] == 2

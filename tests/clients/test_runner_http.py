@@ -168,3 +168,29 @@ def _spy_instance(seen: list[str]):  # type: ignore[no-untyped-def]
         return instance
 
     return spy
+
+
+async def test_over_http_a_broken_grade_is_a_grading_error_and_hostile_answers_are_scored(tmp_path: Path) -> None:
+    """Issue 17: /finish answered 500, the runner filed ``connection``, re-ran, then dropped the episode."""
+    from envs.finance import environment as finance
+    from tests.clients.test_runner import BreaksTheGraderOnOddSeeds, odd_seeds_reporting_figures
+    from tests.graders.fragile import environment as fragile
+
+    seeds = odd_seeds_reporting_figures(finance, "available_balance", pairs=1)
+    with anyio.fail_after(120):
+        async with running_http(finance) as server:
+            config = RunConfig(env=finance, agent=BreaksTheGraderOnOddSeeds(), tasks="available_balance", seeds=seeds,
+                               out=tmp_path / "finance", server=server.url, token=server.token)
+            scored = await run(config)
+            assert len(server.manager) == 0
+        assert [(l.status, l.passed) for l in scored.lines] == [("graded", True), ("graded", False)]
+        async with running_http(fragile) as server:
+            config = RunConfig(env=fragile, agent=BreaksTheGraderOnOddSeeds(), seeds="0-1", out=tmp_path / "fragile",
+                               server=server.url, token=server.token, retries=2)
+            broken = await run(config)
+            assert len(server.manager) == 0  # the runner released what the server kept for it
+    good, bad = broken.lines
+    assert good.status == "graded" and good.passed
+    assert (bad.status, bad.error_class, bad.attempts) == ("errored", "grading", 1)
+    assert bad.error is not None and "careless_amount' crashed: Overflow" in bad.error
+    assert broken.summary.not_graded == 1

@@ -92,7 +92,7 @@ def test_run_page_shows_the_counts_and_pass_rates_of_a_known_run(chromium: Any, 
         str(known["graded"]), known["pass_at_1"], known["pass_hat_k"], known["pass_at_k"],
     )
     counts = page.locator(".counts")
-    assert counts.inner_text() == f"12 of 12 episodes · {known['pass']} pass · {known['fail']} fail · {known['errored']} infra errors"
+    assert counts.inner_text() == f"12 of 12 episodes · {known['pass']} pass · {known['fail']} fail · {known['errored']} infra error"
     cells = [page.locator(f'.grid .cell[data-verdict="{v}"]').count() for v in ("pass", "fail", "err")]
     assert cells == [known["pass"], known["fail"], known["errored"]]
     assert texts(page, ".tasks tbody tr td.name") and len(texts(page, ".tasks tbody tr")) == 3
@@ -107,7 +107,7 @@ def test_filters_and_search_narrow_the_run_page(chromium: Any, runs: dict[str, P
     opened = open_report(chromium, run_report(runs["hostile"]).write(tmp_path / "run.html"))
     page: Any = opened.page
     page.locator("#failed-only").check()
-    assert page.locator(".counts").inner_text().startswith("3 of 12 episodes · 0 pass · 2 fail · 1 infra errors")
+    assert page.locator(".counts").inner_text().startswith("3 of 12 episodes · 0 pass · 2 fail · 1 infra error")
     assert page.locator(".grid-row").count() == 2 and page.locator(".grid .cell.dim").count() == 5  # cancel_wire never failed
     assert len(texts(page, ".episodes tbody tr")) == 3
     page.locator("#failed-only").uncheck()
@@ -128,10 +128,11 @@ def test_episode_page_shows_calls_changes_and_the_failing_criterion(chromium: An
     page.locator('.episodes tr[data-episode="hostile.savings_to_checking.s0.t1"] a').click()
     page.wait_for_selector(".episode .timeline")
     calls = page.locator('.ev[data-kind="tool_call"]')
-    assert [calls.nth(i).get_attribute("data-tool") for i in range(calls.count())] == ["get_customer", "verify_identity", "list_accounts", "submit_answer"]
+    assert [calls.nth(i).get_attribute("data-tool") for i in range(calls.count())] == [
+        "get_customer", "search_customers", "verify_identity", "list_accounts", "submit_answer"]
     refused = calls.nth(0).inner_text()
     assert "refused" in refused and "not_found" in refused and "no customer CUS-99999" in refused
-    assert [c.get_attribute("data-op") for c in calls.nth(1).locator(".change").all()] == ["insert", "insert"]
+    assert [c.get_attribute("data-op") for c in calls.nth(2).locator(".change").all()] == ["insert", "insert"]  # verify_identity
     assert page.locator(".notice.fail").get_attribute("data-first") == "checking credited"
     states = [row.get_attribute("data-state") for row in page.locator("tr.crit").all()]
     assert states == ["fail"] * 3 + ["pass"] * 3
@@ -162,11 +163,11 @@ def test_comparison_shows_deltas_regressions_first_and_episodes_side_by_side(chr
     page: Any = opened.page
     rows = page.locator("tr.delta-row").all()
     assert [(r.get_attribute("data-task"), r.get_attribute("data-verdict")) for r in rows] == [
-        ("savings_to_checking", "regression"), ("cancel_wire", "same"), ("dispute_too_old", "same"),
+        ("savings_to_checking", "noise"), ("cancel_wire", "same"), ("dispute_too_old", "same"),
     ]
     assert [r.locator("td.delta").inner_text() for r in rows] == ["−50.0 pts", "±0.0 pts", "±0.0 pts"]
     assert page.locator('[data-stat="delta"] .stat-value').inner_text() == "−18.2 pts"
-    assert page.locator('[data-stat="changes"] .stat-value').inner_text() == "1 · 0"
+    assert page.locator('[data-stat="changes"] .stat-value').inner_text() == "0 · 0"  # −50 pts on 4 trials is within noise
     pairs = page.locator("#pairs tbody tr").all()
     assert len(pairs) == 4
     pairs[1].locator("a").click()  # seed 0 trial 1: the oracle passed, the hostile agent missed the transfer

@@ -93,13 +93,15 @@ def test_run_figures_are_the_run_summary(runs: dict[str, Path]) -> None:
     assert run["tasks"]["cancel_wire"]["split"] == "test" and run["tasks"]["cancel_wire"]["category"] == "wires"
     detail = run["details"]["items"][rows.index(failed[0])]
     assert detail["header"]["task"] == "savings_to_checking" and detail["grade"]["passed"] is False
-    assert [e["tool"] for e in detail["events"] if e["type"] == "tool_call"] == ["get_customer", "verify_identity", "list_accounts", "submit_answer"]
+    assert [e["tool"] for e in detail["events"] if e["type"] == "tool_call"] == [
+        "get_customer", "search_customers", "verify_identity", "list_accounts", "submit_answer"]
 
 
 def test_comparison_deltas_put_regressions_first(runs: dict[str, Path]) -> None:
     data = page_data(compare_report(runs["oracle"], runs["hostile"]).html)
     cmp = data["compare"]
-    assert [(r["task"], r["verdict"]) for r in cmp["tasks"]] == [("savings_to_checking", "regression"), ("cancel_wire", "same"), ("dispute_too_old", "same")]
+    # 4/4 → 2/4 is a drop, but its 95% interval includes 0: noise, not a regression (tests/clients/test_compare.py)
+    assert [(r["task"], r["verdict"]) for r in cmp["tasks"]] == [("savings_to_checking", "noise"), ("cancel_wire", "same"), ("dispute_too_old", "same")]
     worst = cmp["tasks"][0]
     assert worst["delta"] == pytest.approx(-0.5) and worst["a"]["passed"] == 4 and worst["b"]["passed"] == 2
     assert worst["delta_ci"][0] <= -0.5 <= worst["delta_ci"][1]
@@ -139,7 +141,8 @@ def test_view_command_refuses_what_it_cannot_show(tmp_path: Path, capsys: pytest
 def test_show_prints_an_episode_timeline_and_grade(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "show", str(runs["hostile"]), "--episode", "savings_to_checking.s0.t1")
     assert code == 0
-    assert out.index("#1 get_customer") < out.index("#2 verify_identity") < out.index("#4 submit_answer") < out.index("grade: FAIL")
+    assert out.index("#1 get_customer") < out.index("#2 search_customers") < out.index("#3 verify_identity") < out.index("#5 submit_answer")
+    assert out.index("#5 submit_answer") < out.index("grade: FAIL")
     assert "refused: not_found" in out and "insert verifications" in out
     assert out.index("checking credited") < out.index("declared outcome")  # failing criteria first
     assert "[system]" in out and "window.__pwned" in out  # untrusted text printed as text, not as rich markup

@@ -76,4 +76,4 @@ async def test_a_figure_in_another_currency_than_the_one_asked_fails(run: Run, e
         assert result.passed is ok, (given, result.evidence)
     wrong = await run("balance_lookup", 0, [call("submit_answer", answer="x", amount=f"{balance} JPY")])
     evidence = (await evaluate(wrong, check)).evidence
-    assert evidence.endswith(f"(it is in JPY, the task asks for USD)"), evidence
+    assert evidence.endswith("(it is in JPY, the task asks for USD)"), evidence

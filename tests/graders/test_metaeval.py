@@ -217,7 +217,7 @@ def test_toolgym_check_exits_zero_on_the_toy_and_prints_the_table(capsys: pytest
     assert exited.value.code == 0
     out = capsys.readouterr().out
     assert "toolgym check grader-toy" in out and "transfer_funds" in out and "freeze_compromised" in out
-    assert "ok: 2 templates × 1 seeds, no violation" in out
+    assert "ok: 2 templates × 1 seed, no violation" in out
 
 
 def test_toolgym_check_exits_non_zero_listing_each_violation(capsys: pytest.CaptureFixture[str]) -> None:

@@ -42,6 +42,32 @@ serve_main(environment)
 '''
 
 
+def _counterfactual(tasks: str) -> str:
+    """The toy's ``pay_back`` as a packaged environment must write it: the amount owed is on the payer's account
+    (read it), not in the prompt, so another seed's oracle replayed with this prompt's ids pays the wrong sum
+    and ``toolgym check``'s trained-policy attacks earn nothing (graders/README.md)."""
+    replacements = {
+        """world.execute("UPDATE accounts SET owner = owner || ' (owes)' WHERE id = ?", (payer,))
+    amount = format_minor(minor, "USD")""": """amount = format_minor(minor, "USD")
+    world.execute("UPDATE accounts SET owner = owner || ? WHERE id = ?", (f" (owes {amount} USD)", payer))""",
+        'prompt=f"Account {payer} owes {amount} USD to {payee}. Pay the debt back, then say so with submit_answer.",':
+            'prompt=f"Account {payer} owes money to account {payee} (the sum is noted on {payer}). Pay the debt back, then say so with submit_answer.",',
+        """        oracle=[
+            call("transfer", from_account=payer, to_account=payee, amount=amount),""": """        oracle=[
+            call("get_account", account_id=payer),
+            call("transfer", from_account=payer, to_account=payee, amount=amount),""",
+        'tools=["transfer", "submit_answer"]': 'tools=["get_account", "transfer", "submit_answer"]',
+        'rubric=[paid, ToolCalled(tool="submit_answer", name="answered")],':
+            'rubric=[paid, ToolCalled(tool="submit_answer", name="answered"),\n'
+            '                ToolCalled(tool="get_account", args={"account_id": payer}, gate=True, name="read the sum owed")],',
+    }
+    for old, new in replacements.items():
+        if old not in tasks:
+            raise AssertionError(f"tests/toy_env/tasks.py changed; update env_package._counterfactual ({old[:40]!r})")
+        tasks = tasks.replace(old, new)
+    return tasks
+
+
 def write_env_package(root: Path) -> Path:
     """Write the package's project folder under ``root``; returns it."""
     project = root / "tiny-bank-env"
@@ -51,6 +77,8 @@ def write_env_package(root: Path) -> Path:
     for name in ("__init__.py", "fixture.py", "tools.py", "tasks.py", "policy.md"):
         text = (_TOY / name).read_text()
         text = text.replace("tests.toy_env", PACKAGE).replace('name="toy"', f'name="{ENV_NAME}"')
+        if name == "tasks.py":
+            text = _counterfactual(text)
         (package / name).write_text(text)
     (package / "__main__.py").write_text(MAIN)
     return project

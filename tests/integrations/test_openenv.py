@@ -85,3 +85,40 @@ async def test_an_openenv_client_plays_an_episode(openenv_venv: Venv) -> None:
         expected = await episode.finish()
     assert skipped["steps"][-1]["reward"] == expected.reward == skipped["metadata"]["grade"]["score"]
     assert skipped["state"]["passed"] == expected.passed
+
+
+async def test_the_bridge_says_what_it_serves_and_refuses_a_server_it_cannot_use(openenv_venv: Venv) -> None:
+    async with running_http(load_environment("finance")) as server:
+        port = _free_port()
+        argv = [openenv_venv.bin("toolgym-openenv"), "--server", server.url, "--port", str(port), "--tasks", "split:test", "--seeds", "0,1"]
+        base = {k: v for k, v in openenv_venv.env().items() if k != "TOOLGYM_TOKEN"}
+        process = await anyio.open_process(argv, env={**base, "TOOLGYM_TOKEN": server.token or ""}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            assert process.stderr is not None
+            with anyio.fail_after(60):
+                first = (await process.stderr.receive()).decode()
+            await _wait_healthy(f"http://127.0.0.1:{port}", process)
+        finally:
+            process.terminate()
+            await process.wait()
+        tests = sum(1 for t in load_environment("finance").task_templates().values() if t.split == "test")
+        assert first.strip() == (
+            f"toolgym-openenv: toolgym finance at {server.url}: {tests} task(s), seeds 0,1; "
+            f"OpenEnv HTTP + WebSocket on http://127.0.0.1:{port}"
+        )
+        refusals = {
+            "no token": (base, "needs a control token: set $TOOLGYM_TOKEN"),
+            "wrong token": ({**base, "TOOLGYM_TOKEN": "wrong"}, "refused the control token in $TOOLGYM_TOKEN"),
+            "no task": ({**base, "TOOLGYM_TOKEN": server.token or ""}, "names no task"),
+        }
+        for case, (env, said) in refusals.items():
+            args = argv + (["--tasks", "tag:no-such-tag"] if case == "no task" else [])
+            with anyio.fail_after(60):
+                done = await anyio.run_process(args, env=env, check=False)
+            err = done.stderr.decode().strip()
+            assert done.returncode == 2 and len(err.splitlines()) == 1 and err.startswith("toolgym-openenv: error: "), (case, err)
+            assert said in err, (case, err)
+    with anyio.fail_after(60):
+        done = await anyio.run_process(argv, env={**base, "TOOLGYM_TOKEN": "t"}, check=False)  # the server is gone
+    err = done.stderr.decode().strip()
+    assert done.returncode == 2 and err.startswith(f"toolgym-openenv: error: cannot reach a toolgym server at {server.url}") and len(err.splitlines()) == 1

@@ -7,14 +7,16 @@ directory (``$TOOLGYM_TEST_VENVS``, default ``~/.cache/toolgym/test-venvs``) key
 the repository's own small packages are reinstalled (no dependencies, no build isolation: seconds) only
 when their files change. A file lock keeps concurrent test sessions from building one environment twice.
 
-When the package registry cannot be reached the tests are skipped locally; under CI (``$CI`` set) that is a
-failure, never a skip.
+Node packages for tests of Node agents are installed the same way, with npm, into cached folders
+(:func:`ensure_npm`). When the package registry cannot be reached the tests are skipped locally; under CI
+(``$CI`` set) that is a failure, never a skip.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["Venv", "ensure_venv", "install_local", "REPO"]
+__all__ = ["Venv", "ensure_venv", "ensure_npm", "install_local", "REPO"]
 
 REPO = Path(__file__).resolve().parents[2]
 BASE_TOOLS = ["pip>=24", "setuptools>=75"]
@@ -119,6 +121,40 @@ def ensure_venv(name: str, requirements: list[str], local: list[Path] = ()) -> V
                 install_local(venv, list(local))
                 marker.write_text(digest)
         return venv
+
+
+def ensure_npm(name: str, packages: list[str]) -> Path:
+    """A folder with ``packages`` installed by npm into its ``node_modules`` (cached like the environments).
+
+    Skips the calling test (fails it under CI) when Node.js / npm are missing or the registry cannot be reached.
+    """
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        _unavailable(f"Node.js and npm are needed for the {name} tests")
+    key = hashlib.sha256(f"{sorted(packages)}".encode()).hexdigest()[:12]
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{name}-{key}"
+    with open(root / f"{name}-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = path / ".toolgym-ready"
+        if not ready.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir()
+            (path / "package.json").write_text(json.dumps({"name": f"toolgym-test-{name}", "private": True, "type": "module"}) + "\n")
+            first = packages[0].rsplit("@", 1)[0] if packages[0].count("@") > 1 else packages[0]
+            probe = _run([npm, "view", first, "version"], timeout=120)  # type: ignore[list-item]
+            if probe.returncode != 0:
+                shutil.rmtree(path, ignore_errors=True)
+                _unavailable(f"the npm registry is unreachable: cannot install {first} for the {name} tests")
+            done = _run([npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(path), *packages], timeout=900)  # type: ignore[list-item]
+            if done.returncode != 0:
+                shutil.rmtree(path, ignore_errors=True)
+                pytest.fail(f"npm install {packages} for the {name} tests failed:\n{done.stderr[-3000:]}")
+            ready.write_text(" ".join(packages))
+            _prune(root, name, keep=path)
+        ready.touch()
+        return path
 
 
 def _prune(root: Path, name: str, keep: Path, days: float = 3.0) -> None:

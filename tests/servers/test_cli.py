@@ -207,8 +207,8 @@ async def test_finance_http_server_generates_prints_and_requires_a_token() -> No
                 lines = await read_banner(process)
                 token = lines["control token"]
                 assert len(token) >= 43  # secrets.token_urlsafe(32)
-                assert lines["control header"] == f"Authorization: Bearer {token}"
-                assert lines["runner"].endswith(f"--token {token}")
+                assert lines["control header"] == "Authorization: Bearer $TOOLGYM_TOKEN"
+                assert token not in lines["runner"] and lines["runner"].startswith("TOOLGYM_TOKEN=<")  # no command line holds it
                 assert "never give it to an agent" in lines["control API"]
                 control_url = lines["control API"].split()[0].rstrip("/")
 

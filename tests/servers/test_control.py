@@ -30,7 +30,10 @@ async def test_health_and_environment() -> None:
         async with running_http(environment) as server, control_client(server) as http:
             health = await http.get("/health")
             assert health.status_code == 200
-            assert health.json() == {
+            body = health.json()
+            loop = body.pop("loop")
+            assert loop["stalled"] is False and loop["lag_ms"] >= 0  # the event loop's heartbeat (servers/health.py)
+            assert body == {
                 "status": "ok",
                 "env": "toy",
                 "episodes": 0,
@@ -39,6 +42,7 @@ async def test_health_and_environment() -> None:
                     "mcp_sessions": {"open": 0, "max": 64},
                     "episode_sessions": {"open": 0, "max_per_episode": 4},
                 },
+                "released": {"records": 0, "bytes": 0, "max_records": 4096, "max_bytes": 16 * 2**20},
             }
             env = (await http.get("/environment")).json()
             assert env["name"] == "toy" and env["tasks"] == 1

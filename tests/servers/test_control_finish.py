@@ -145,3 +145,31 @@ async def test_an_unwritable_record_is_a_500_not_a_crash(tmp_path: Path) -> None
             assert "cannot write the record" in response.json()["message"]
             assert server.manager.list() == []
             assert (await http.get("/health")).status_code == 200
+
+
+async def test_a_grader_that_raises_is_a_json_error_and_finish_keeps_the_episode() -> None:
+    """Issue 17: a grader that raised made /grade and /finish answer a bare 500, and finish released anyway."""
+    from tests.graders.fragile import environment as fragile
+
+    hostile = {"answer": "x", "amount": "1e999999999"}
+    with anyio.fail_after(30):
+        async with running_http(fragile) as server, control_client(server) as http:
+            ids = []
+            for _ in range(2):
+                body = (await http.post("/episodes", json={"task": "fragile_lookup", "seed": 0, "oracle": True})).json()
+                async with Client(body["mcp_url"]) as client:
+                    await client.call_tool(body["oracle"][0]["tool"], body["oracle"][0]["arguments"])
+                    assert not (await client.call_tool("submit_answer", hostile)).is_error
+                ids.append(body["id"])
+            graded = await http.post(f"/episodes/{ids[0]}/grade")
+            assert graded.status_code == 422, graded.text
+            assert graded.json()["error"] == "grading_error"
+            assert "careless_amount' crashed: Overflow" in graded.json()["message"]
+            finished = await http.post(f"/episodes/{ids[1]}/finish", json={})
+            assert finished.status_code == 200, finished.text
+            result = finished.json()
+            assert result["grade"] is None and result["grade_error"]["error"] == "grading_error"
+            assert "crashed: Overflow" in result["grade_error"]["message"]
+            assert result["released"] is False and result["record"]["events"][-1]["type"] == "closed"
+            assert server.manager.get(ids[1]).state == "closed"  # its world is kept, to grade it again once fixed
+            assert (await http.delete(f"/episodes/{ids[1]}")).status_code == 200

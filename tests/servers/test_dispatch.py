@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from servers import Episode
 from servers.dispatch import MAX_ARGUMENT_BYTES, call_tool
+from servers.text import unescape, unescape_value
 
 PAY = {"from_account": "acc-001", "to_account": "acc-002", "amount": "1.25"}
 
@@ -114,3 +115,35 @@ async def test_domain_error_from_a_read_tool(toy_episode: Episode) -> None:
     event = await call_tool(toy_episode, "get_account", {"account_id": "acc-999"})
     assert event.error is not None
     assert (event.error.error_class, event.error.code) == ("refused", "account_not_found")
+
+
+async def test_a_lone_surrogate_is_refused_and_the_record_still_serialises(toy_episode: Episode) -> None:
+    """"\\ud800" is valid in a JSON string, not in Unicode: storing or recording it used to raise (issue 17)."""
+    start = toy_episode.world.hash()
+    event = await call_tool(toy_episode, "submit_answer", {"text": "12\ud800.00", "x\udfff": ["\ud83d"]})
+    assert event.error is not None and (event.error.error_class, event.error.code) == ("invalid_arguments", "invalid_text")
+    # recorded as sent, escaped losslessly (issue 22: servers/text.py)
+    assert event.escaped and event.arguments == {"text": "12\\ud800.00", "x\\udfff": ["\\ud83d"]}
+    assert unescape_value(event.arguments) == {"text": "12\ud800.00", "x\udfff": ["\ud83d"]}
+    unknown = await call_tool(toy_episode, "drop\ud800", {})
+    assert unknown.error is not None and unknown.tool == "drop\\ud800" and unescape(unknown.tool) == "drop\ud800"
+    assert toy_episode.world.hash() == start
+    toy_episode.record.to_jsonl().encode("utf-8")  # raised UnicodeEncodeError before
+
+
+async def test_an_integer_no_world_can_store_is_the_agents_error() -> None:
+    """``"9" * 200`` validates as an int argument; SQLite refused it inside the tool, an internal error (issue 17)."""
+    from servers.episodes import EpisodeManager
+    from tests.graders.toy import environment
+
+    manager = EpisodeManager(environment)
+    try:
+        episode = manager.create(task="balance_lookup", seed=0)
+        for value in ("9" * 200, 2**63, 10**400):
+            event = await call_tool(episode, "get_account", {"account_id": value})
+            assert event.error is not None and event.error.error_class == "invalid_arguments", event.error
+            assert "out of range" in event.error.message
+        largest = await call_tool(episode, "get_account", {"account_id": 2**63 - 1})
+        assert largest.error is not None and largest.error.error_class == "refused"  # in range: simply no such account
+    finally:
+        manager.close_all()

@@ -122,6 +122,26 @@ async def test_release_history_is_bounded() -> None:
     assert manager.record(ids[2]).header.episode_id == ids[2]
 
 
+async def test_release_history_is_bounded_in_bytes_and_counted_in_o1() -> None:
+    """Issue 22: what a server remembers of released episodes is bounded in bytes, not only in count."""
+    manager = EpisodeManager(environment, history=1000, history_bytes=3000)
+    ids = []
+    for _ in range(20):
+        episode = manager.create()
+        await call_tool(episode, "list_accounts", {})
+        ids.append(episode.id)
+        manager.release(episode.id)
+    counts = manager.history_counts()
+    assert 0 < counts["bytes"] <= 3000 and counts["max_bytes"] == 3000 and 0 < counts["records"] < 20
+    assert manager.record(ids[-1]).header.episode_id == ids[-1]
+    with pytest.raises(EpisodeNotFound):
+        manager.record(ids[0])  # the oldest went first
+    again = manager.create(episode_id=ids[-1])  # a retried episode reuses its id: counted once
+    manager.release(again.id)
+    assert manager.history_counts()["records"] == counts["records"]
+    assert manager.capped_count == 0 and len(manager) == 0
+
+
 async def test_unknown_id_is_episode_not_found(toy_manager: EpisodeManager) -> None:
     for operation in (toy_manager.get, toy_manager.record, toy_manager.close):
         with pytest.raises(EpisodeNotFound, match="no episode 'ep-missing'"):

@@ -92,7 +92,7 @@ async def test_sessions_per_episode_are_capped_apart_from_mcp_sessions() -> None
 
 async def test_a_client_can_delete_its_session_after_the_episode_closed() -> None:
     with anyio.fail_after(20):
-        async with running_http(environment) as server, httpx.AsyncClient() as http:
+        async with running_http(environment) as server:
             episode = server.manager.create()
             async with Client(server.episode_url(episode.id), mode="legacy") as client:
                 await client.list_tools()

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 if os.environ.get("CI"):
@@ -71,6 +72,27 @@ def test_reset_returns_the_task_and_the_tools(finance: gymnasium.Env) -> None:
     assert finance.observation_space.contains(obs)
     again, _ = finance.reset(seed=3, options={"task": "duplicate_charge", "seed": 0})
     assert again == obs
+
+
+def test_the_reset_seed_is_the_task_seed(finance: gymnasium.Env) -> None:
+    """``reset(seed=3, options={"task": ...})`` plays task seed 3, as the README says (it once drew seed 811)."""
+    obs, info = finance.reset(seed=3, options={"task": "duplicate_charge"})
+    assert info["seed"] == 3
+
+    async def prompt() -> str:
+        async with open_episode("finance", task="duplicate_charge", seed=3) as episode:
+            return episode.prompt
+
+    assert obs["prompt"] == anyio.run(prompt)
+    _, info = finance.reset(seed=5)
+    assert info["seed"] == 5  # the task drawn, the seed is still the one given
+    _, info = finance.reset(seed=7, options={"task": "duplicate_charge", "seed": 2})
+    assert info["seed"] == 2  # options["seed"] names the task seed outright
+    narrowed = ToolgymEnv("finance", seeds=[10, 20])
+    try:
+        assert [narrowed.reset(seed=s, options={"task": "duplicate_charge"})[1]["seed"] for s in range(3)] == [10, 20, 10]
+    finally:
+        narrowed.close()
 
 
 def test_options_pick_the_split() -> None:

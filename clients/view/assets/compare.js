@@ -1,6 +1,14 @@
 // compare.js: two runs — per-task pass-rate deltas with their intervals, then episodes side by side.
 
-const VERDICTS = {regression: "fail", fix: "pass", same: "neutral", missing: "rec"};
+const VERDICTS = {regression: "fail", fix: "pass", noise: "neutral", same: "neutral", missing: "rec"};
+const VERDICT_TEXT = {regression: "regression", fix: "fix", noise: "noise", same: "same", missing: "missing"};
+const VERDICT_TITLE = {
+  regression: "the pass rate fell, and the 95% interval of the difference lies below 0",
+  fix: "the pass rate rose, and the 95% interval of the difference lies above 0",
+  noise: "the pass rate moved, but the 95% interval of the difference includes 0: no evidence of a change",
+  same: "the same pass rate in both runs",
+  missing: "the task is in one run only",
+};
 let pairTask = null;
 
 function rateCell(side) {
@@ -12,11 +20,11 @@ function deltaTable(rows, onpick) {
     h(
       "tr",
       {class: "delta-row", data: {task: String(r.task), verdict: r.verdict, delta: r.delta === null ? "" : r.delta}},
-      h("td", null, badge(VERDICTS[r.verdict] || "neutral", r.verdict)),
+      h("td", {data: {v: r.verdict}}, badge(VERDICTS[r.verdict] || "neutral", VERDICT_TEXT[r.verdict] || r.verdict, VERDICT_TITLE[r.verdict])),
       h("td", {class: "name"}, onpick ? h("button", {class: "linkish", onclick: () => onpick(r.task)}, String(r.task)) : String(r.task)),
       rateCell(r.a),
       rateCell(r.b),
-      h("td", {class: "num delta " + (r.delta > 0 ? "good" : r.delta < 0 ? "bad" : "")}, pts(r.delta)),
+      h("td", {class: "num delta " + (r.verdict === "fix" ? "good" : r.verdict === "regression" ? "bad" : "")}, pts(r.delta)),
       h("td", {class: "num muted"}, r.delta_ci ? pts(r.delta_ci[0]) + " … " + pts(r.delta_ci[1]) : "–"),
       h("td", null, r.significant ? h("span", {title: "the 95% interval excludes 0"}, "yes") : h("span", {class: "muted"}, "no")),
     ),
@@ -50,14 +58,17 @@ function renderCompare() {
     ),
   );
   const o = cmp.overall;
+  const warnings = cmp.warnings || [];
+  if (warnings.length) app.append(h("div", {class: "notice warn", id: "compare-warnings"}, h("strong", null, "These runs were not run alike. "), warnings.map((w) => h("div", {class: "warning"}, String(w)))));
+  const count = (v) => cmp.tasks.filter((r) => r.verdict === v).length;
   app.append(
     h(
       "div",
       {class: "stats"},
-      card("A pass rate", pct(o.a.rate), o.a.passed + " / " + o.a.n + " episodes · CI " + ci(o.a.ci, true), "a_rate"),
-      card("B pass rate", pct(o.b.rate), o.b.passed + " / " + o.b.n + " episodes · CI " + ci(o.b.ci, true), "b_rate"),
+      card("A pass rate", pct(o.a.rate), o.a.passed + " / " + plural(o.a.n, "episode") + " · 95% CI " + ci(o.a.ci, true), "a_rate"),
+      card("B pass rate", pct(o.b.rate), o.b.passed + " / " + plural(o.b.n, "episode") + " · 95% CI " + ci(o.b.ci, true), "b_rate"),
       card("Δ pass rate", pts(o.delta), "95% CI " + (o.delta_ci ? pts(o.delta_ci[0]) + " … " + pts(o.delta_ci[1]) : "–"), "delta"),
-      card("regressions · fixes", cmp.tasks.filter((r) => r.verdict === "regression").length + " · " + cmp.tasks.filter((r) => r.verdict === "fix").length, "tasks whose pass rate fell · rose", "changes"),
+      card("regressions · fixes", count("regression") + " · " + count("fix"), "tasks whose 95% interval excludes 0 · " + plural(count("noise"), "task") + " moved within noise", "changes"),
     ),
   );
   const pairs = h("div", {id: "pairs"});
@@ -66,11 +77,12 @@ function renderCompare() {
     clear(pairs).append(h("h3", null, String(task)), pairList(task));
     pairs.scrollIntoView({block: "nearest"});
   };
-  app.append(section("Pass rate per task, B − A (regressions first)", deltaTable(cmp.tasks, pick)));
+  const how = h("p", {class: "muted small", id: "delta-note"}, "A task is a regression or a fix only when the 95% interval of its pass-rate difference (Newcombe's, from Wilson intervals) excludes 0; a difference within it is noise.");
+  app.append(section("Pass rate per task, B − A (regressions first)", how, deltaTable(cmp.tasks, pick)));
   const tasks = [...new Set(cmp.pairs.map((p) => p.task))];
   const chooser = h("select", {id: "pair-task", onchange: (e) => pick(e.target.value)}, tasks.map((t) => h("option", {value: t}, t)));
   app.append(section("Episodes side by side", h("label", null, "task ", chooser), pairs));
-  const first = pairTask || (cmp.tasks.find((r) => r.verdict === "regression" || r.verdict === "fix") || cmp.tasks[0] || {}).task;
+  const first = pairTask || (cmp.tasks.find((r) => r.verdict === "regression" || r.verdict === "fix" || r.verdict === "noise") || cmp.tasks[0] || {}).task;
   if (first !== undefined) {
     chooser.value = first;
     pairTask = first;

@@ -1,5 +1,10 @@
 // episode.js: one episode — header, prompt, timeline, grade (failing gates first) and world hashes.
 
+const CREDITED_NOTE =
+  "credited: whether passing a criterion earns score. One the untouched world already satisfies (doing nothing would pass it) is not credited: passing it is left out of the score, failing it counts against it, and a failed gate zeroes the grade either way.";
+const CREDITED_YES = "credited: passing it earns its weight";
+const CREDITED_NO = "not credited: the untouched world satisfies it, so passing it earns nothing; failing it still costs score";
+
 function criterionRank(c) {
   if (c.graded === false) return 2;
   if (!c.passed) return c.gate ? 0 : 1;
@@ -19,7 +24,7 @@ function gradeSection(grade, note) {
       h("td", {class: "name"}, String(c.name), h("div", {class: "muted small"}, String(c.kind || ""))),
       h("td", {class: "num"}, num(c.weight, 1)),
       h("td", null, c.gate ? badge("gate", "gate") : ""),
-      h("td", null, c.credited === false ? h("span", {class: "muted", title: "the untouched world satisfies it: it can only cost score"}, "no") : "yes"),
+      h("td", null, c.credited === false ? h("span", {class: "muted", title: CREDITED_NO}, "no") : h("span", {title: CREDITED_YES}, "yes")),
       h("td", {class: "num"}, num(c.score, 2)),
       h("td", {class: "evidence"}, String(c.evidence || "")),
     );
@@ -33,10 +38,12 @@ function gradeSection(grade, note) {
     grade.gated ? h("span", {class: "gated"}, " gate failed: " + (grade.failed_gates || []).join(", ")) : null,
     grade.complete === false ? h("span", {class: "gated"}, " incomplete: " + (grade.ungraded || []).join(", ") + " not graded") : null,
   );
+  const credited = {text: "credited", attrs: {title: CREDITED_NOTE, class: "explained"}};
   return section(
     "Grade",
     head,
-    table(["", "criterion", {text: "weight", attrs: {class: "num"}}, "gate", "credited", {text: "score", attrs: {class: "num"}}, "evidence"], rows, {class: "grid-table criteria"}),
+    table(["", "criterion", {text: "weight", attrs: {class: "num"}}, "gate", credited, {text: "score", attrs: {class: "num"}}, "evidence"], rows, {class: "grid-table criteria"}),
+    criteria.length ? h("p", {class: "muted small", id: "credited-note"}, CREDITED_NOTE) : null,
   );
 }
 
@@ -112,7 +119,7 @@ async function renderEpisode(host, runIndex, episodeIndex, {compact = false} = {
     page.append(h("div", {class: "notice fail", data: {first: String(first.name)}}, h("strong", null, "Failed: " + String(first.name)), first.gate ? " (gate)" : "", " — " + String(first.evidence || ""), failing.length > 1 ? h("span", {class: "muted"}, " · and " + (failing.length - 1) + " more below") : null));
   }
   page.append(section("Prompt", h("div", {class: "say prompt"}, String((header && header.prompt) || "(no prompt: free play)"))));
-  page.append(section("Timeline", timeline(events)));
+  page.append(section("Timeline", timeline(events, run.bookkeeping || [])));
   page.append(gradeSection(grade, run.grade_note));
   page.append(hashesSection(header, events, grade));
 }

@@ -1,28 +1,113 @@
 // run.js: the run page — figures, charts per task and category, the task × trial grid, what failed, episodes.
 
-const filters = new Map(); // run index → {failed, task, category, split, tag, q}
+const filters = new Map(); // run index → {failed, task, category, split, tag, q, facet, sort, shown}
 const LIST_PAGE = 100;
+const FACETS = {code: "tool error", ecls: "infra error", stop: "ended"};
 
 function filterOf(runIndex) {
-  if (!filters.has(runIndex)) filters.set(runIndex, {failed: false, task: "", category: "", split: "", tag: "", q: "", shown: LIST_PAGE});
+  if (!filters.has(runIndex)) filters.set(runIndex, {failed: false, task: "", category: "", split: "", tag: "", q: "", facet: null, sort: null, shown: LIST_PAGE, hits: null});
   return filters.get(runIndex);
 }
 
+// What the index row says about an episode, searchable at once: ids, task, agent, error codes, failures.
 function haystack(row) {
   if (row._hay === undefined) {
-    row._hay = [row.id, row.task, row.agent, row.stop, row.ecls, row.err, ...(row.failed || [])].filter(Boolean).join("\n").toLowerCase();
+    row._hay = [row.id, row.name, row.task, row.agent, row.stop, row.ecls, row.err, ...(row.failed || []), ...(row.codes || [])]
+      .filter(Boolean)
+      .join("\n")
+      .toLowerCase();
   }
   return row._hay;
 }
 
-function matches(run, row, f) {
+function jsonText(value) {
+  if (value === null || value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+// Everything an episode's record says, as one lowercase text: tool names, arguments, results, error classes,
+// codes and messages, the messages of the conversation (ids of every kind live in these).
+function detailText(detail) {
+  const parts = [];
+  for (const e of Array.isArray(detail.events) ? detail.events : []) {
+    if (!e || typeof e !== "object") continue;
+    if (e.type === "tool_call" || e.type === "rejected_call") {
+      parts.push(e.tool, jsonText(e.arguments), jsonText(e.raw_arguments), jsonText(e.result));
+      if (e.error && typeof e.error === "object") parts.push(e.error.error_class, e.error.code, e.error.message);
+    } else if (e.type === "message") {
+      parts.push(contentText(e.content), jsonText(e.tool_calls), e.tool_call_id);
+    }
+  }
+  const line = detail.line || {};
+  parts.push(line.error, line.error_class);
+  return parts.filter(Boolean).join("\n").toLowerCase();
+}
+
+const detailTexts = new Map(); // run index → Promise<string[]>, built on the first search (details may be packed)
+
+function detailTextsOf(runIndex) {
+  if (!detailTexts.has(runIndex)) {
+    detailTexts.set(
+      runIndex,
+      (async () => {
+        const texts = [];
+        for (let i = 0; i < DATA.runs[runIndex].episodes.length; i++) texts.push(detailText((await detailOf(runIndex, i)) || {}));
+        return texts;
+      })(),
+    );
+  }
+  return detailTexts.get(runIndex);
+}
+
+// The episodes a search matches, in their rows or anywhere in their records; kept on the filter.
+async function runSearch(runIndex, f) {
+  const q = f.q.toLowerCase();
+  if (!q) {
+    f.hits = null;
+    return;
+  }
+  const texts = await detailTextsOf(runIndex);
+  if (f.q.toLowerCase() !== q) return; // typed on meanwhile: a later search owns the result
+  const hits = new Set();
+  DATA.runs[runIndex].episodes.forEach((row, i) => {
+    if (haystack(row).includes(q) || texts[i].includes(q)) hits.add(i);
+  });
+  f.hits = {q: q, set: hits};
+}
+
+async function setSearch(runIndex, f, q) {
+  f.q = q;
+  f.shown = LIST_PAGE;
+  await runSearch(runIndex, f);
+  renderRun(runIndex);
+}
+
+function setFacet(runIndex, f, kind, value) {
+  f.facet = kind ? {kind: kind, value: value} : null;
+  f.shown = LIST_PAGE;
+  renderRun(runIndex);
+  const list = document.getElementById("episodes");
+  if (list && kind) list.scrollIntoView({block: "start"});
+}
+
+function matches(run, row, f, i) {
   const meta = run.tasks[row.task] || {};
   if (f.failed && row.status === "graded" && row.passed) return false;
   if (f.task && row.task !== f.task) return false;
   if (f.category && meta.category !== f.category) return false;
   if (f.split && meta.split !== f.split) return false;
   if (f.tag && !(meta.tags || []).includes(f.tag)) return false;
-  if (f.q && !haystack(row).includes(f.q.toLowerCase())) return false;
+  if (f.facet) {
+    const {kind, value} = f.facet;
+    if (kind === "code" && !(row.codes || []).includes(value)) return false;
+    if (kind === "ecls" && !(row.status === "errored" && row.ecls === value)) return false;
+    if (kind === "stop" && !(row.status === "graded" && row.stop === value)) return false;
+  }
+  if (f.q) {
+    const q = f.q.toLowerCase();
+    const found = f.hits && f.hits.q === q ? f.hits.set.has(i) : haystack(row).includes(q);
+    if (!found) return false;
+  }
   return true;
 }
 
@@ -33,7 +118,7 @@ function card(label, value, sub, key) {
 function agentCards(agent, k) {
   const o = agent.overall;
   const cards = [
-    card("episodes", int(o.episodes), o.errored ? int(o.errored) + " infra errors (excluded)" : int(o.problems) + " problems", "episodes"),
+    card("episodes", int(o.episodes), o.errored ? plural(o.errored, "infra error") + " (excluded)" : plural(o.problems, "problem"), "episodes"),
     card("pass@1", pct(o.pass_at_1), "95% CI " + ci(o.pass_at_1_ci, true), "pass_at_1"),
   ];
   if (k > 1) {
@@ -112,7 +197,7 @@ function gridSection(run, runIndex, f) {
   });
   const lines = [];
   for (const [key, indexes] of rows) {
-    const shown = indexes.filter((i) => matches(run, run.episodes[i], f));
+    const shown = indexes.filter((i) => matches(run, run.episodes[i], f, i));
     if (!shown.length) continue;
     const cells = [];
     let seed = null;
@@ -130,38 +215,111 @@ function gridSection(run, runIndex, f) {
   return section("Task × trial", legend, lines.length ? h("div", {class: "grid", data: {cells: lines.length}}, lines) : h("p", {class: "muted"}, "No episode matches the filters."));
 }
 
+// The episode list's columns: header, how a row sorts by it, and its cell.
+function episodeColumns(run, runIndex, multi) {
+  const cols = [
+    {head: "", key: (r) => verdict(r).text, cell: (r) => h("td", null, badge(verdict(r).cls, verdict(r).text))},
+    {head: "task", key: (r) => String(r.task), cell: (r, i) => h("td", null, link(["ep", runIndex, i], null, String(r.task)))},
+    {head: {text: "seed", attrs: {class: "num"}}, key: (r) => r.seed, cell: (r) => h("td", {class: "num"}, r.seed)},
+    {head: {text: "trial", attrs: {class: "num"}}, key: (r) => r.trial, cell: (r) => h("td", {class: "num"}, r.trial)},
+  ];
+  if (multi) cols.push({head: "agent", key: (r) => String(r.agent), cell: (r) => h("td", null, String(r.agent))});
+  cols.push(
+    {head: {text: "score", attrs: {class: "num"}}, key: (r) => r.score, cell: (r) => h("td", {class: "num"}, num(r.score, 2))},
+    {head: {text: "calls", attrs: {class: "num"}}, key: (r) => r.calls, cell: (r) => h("td", {class: "num"}, int(r.calls))},
+    {head: {text: "errs", attrs: {class: "num"}}, key: (r) => r.errs, cell: (r) => h("td", {class: "num"}, int(r.errs))},
+    {head: {text: "tokens", attrs: {class: "num"}}, key: (r) => r.tokens, cell: (r) => h("td", {class: "num"}, int(r.tokens))},
+    {head: {text: "time", attrs: {class: "num"}}, key: (r) => r.ms, cell: (r) => h("td", {class: "num", data: {v: r.ms}}, dur(r.ms))},
+    {
+      head: "failed criteria · error",
+      key: (r) => (r.status === "errored" ? String(r.ecls) + " " + String(r.err || "") : r.failed.join(", ")),
+      cell: (r) => h("td", {class: "small"}, r.status === "errored" ? "[" + String(r.ecls) + "] " + String(r.err || "") : r.failed.join(", ")),
+    },
+  );
+  return cols;
+}
+
+function sortedIndexes(run, indexes, cols, sort) {
+  if (!sort || !cols[sort.col]) return indexes;
+  const key = cols[sort.col].key;
+  const keyed = indexes.map((i, n) => ({i, n, v: key(run.episodes[i])}));
+  keyed.sort((a, b) => {
+    const missing = (v) => v === null || v === undefined || v === "";
+    if (missing(a.v) || missing(b.v)) return missing(a.v) - missing(b.v) || a.n - b.n;
+    return compareValues(a.v, b.v) * sort.dir || a.n - b.n;
+  });
+  return keyed.map((k) => k.i);
+}
+
+const EXPORT_FIELDS = ["id", "name", "agent", "task", "seed", "trial", "status", "passed", "score", "calls", "errs", "tokens", "ms", "turns", "stop", "ecls", "err", "failed", "codes"];
+
+// The filtered episodes (every one, not only the page shown), in the list's order, as CSV or JSON lines.
+function exportRows(run, indexes, format) {
+  const rows = indexes.map((i) => {
+    const row = run.episodes[i];
+    const out = {};
+    for (const field of EXPORT_FIELDS) out[field] = row[field] === undefined ? null : row[field];
+    return out;
+  });
+  const stem = String(run.label).replace(/[^A-Za-z0-9_.-]+/g, "-") + "-episodes";
+  if (format === "csv") {
+    const lines = [EXPORT_FIELDS.join(",")].concat(rows.map((r) => EXPORT_FIELDS.map((k) => csvField(r[k])).join(",")));
+    download(stem + ".csv", "text/csv;charset=utf-8", lines.join("\r\n") + "\r\n");
+  } else {
+    download(stem + ".jsonl", "application/x-ndjson;charset=utf-8", rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  }
+}
+
 function episodeList(run, runIndex, f, indexes) {
   const multi = run.agents.length > 1;
-  const heads = ["", "task", {text: "seed", attrs: {class: "num"}}, {text: "trial", attrs: {class: "num"}}];
-  if (multi) heads.push("agent");
-  heads.push({text: "score", attrs: {class: "num"}}, {text: "calls", attrs: {class: "num"}}, {text: "errs", attrs: {class: "num"}}, {text: "tokens", attrs: {class: "num"}}, {text: "time", attrs: {class: "num"}}, "failed criteria · error");
-  const rows = indexes.slice(0, f.shown).map((i) => {
-    const row = run.episodes[i];
-    const v = verdict(row);
-    const cells = [h("td", null, badge(v.cls, v.text)), h("td", null, link(["ep", runIndex, i], null, String(row.task))), h("td", {class: "num"}, row.seed), h("td", {class: "num"}, row.trial)];
-    if (multi) cells.push(h("td", null, String(row.agent)));
-    cells.push(h("td", {class: "num"}, num(row.score, 2)), h("td", {class: "num"}, int(row.calls)), h("td", {class: "num"}, int(row.errs)), h("td", {class: "num"}, int(row.tokens)), h("td", {class: "num"}, dur(row.ms)), h("td", {class: "small"}, row.status === "errored" ? "[" + String(row.ecls) + "] " + String(row.err || "") : row.failed.join(", ")));
-    return h("tr", {data: {episode: String(row.id)}}, cells);
-  });
-  const more = indexes.length > f.shown ? h("button", {class: "btn", onclick: () => { f.shown += LIST_PAGE * 5; renderRun(runIndex); }}, "show more (" + int(indexes.length - f.shown) + " left)") : null;
-  return section("Episodes", table(heads, rows, {class: "grid-table episodes"}), more);
+  const cols = episodeColumns(run, runIndex, multi);
+  const ordered = sortedIndexes(run, indexes, cols, f.sort);
+  const rows = ordered.slice(0, f.shown).map((i) => h("tr", {data: {episode: String(run.episodes[i].id)}}, cols.map((c) => c.cell(run.episodes[i], i))));
+  const onsort = (col, dir) => {
+    f.sort = {col, dir};
+    renderRun(runIndex);
+  };
+  const more = ordered.length > f.shown ? h("button", {class: "btn", onclick: () => { f.shown += LIST_PAGE * 5; renderRun(runIndex); }}, "show more (" + int(ordered.length - f.shown) + " left)") : null;
+  const tools = h(
+    "div",
+    {class: "export"},
+    h("span", {class: "muted small"}, "export the " + plural(ordered.length, "filtered episode") + ": "),
+    h("button", {class: "btn", id: "export-csv", onclick: () => exportRows(run, ordered, "csv")}, "CSV"),
+    h("button", {class: "btn", id: "export-jsonl", onclick: () => exportRows(run, ordered, "jsonl")}, "JSONL"),
+  );
+  const list = section("Episodes", tools, table(cols.map((c) => c.head), rows, {class: "grid-table episodes"}, {onsort: onsort, sorted: f.sort}), more);
+  list.id = "episodes";
+  return list;
 }
 
 function failedCriteria(agent, f, runIndex) {
   const crit = agent.failed_criteria.map((c) =>
-    h("tr", {data: {criterion: String(c.name)}}, h("td", null, h("button", {class: "linkish", title: "show the episodes where it failed", onclick: () => { f.q = String(c.name); f.failed = true; renderRun(runIndex); }}, String(c.name))), h("td", {class: "num"}, c.failures + " / " + c.of), h("td", {class: "small"}, c.tasks.slice(0, 6).join(", ") + (c.tasks.length > 6 ? " …" : ""))),
+    h("tr", {data: {criterion: String(c.name)}}, h("td", null, h("button", {class: "linkish", title: "show the episodes where it failed", onclick: () => { f.failed = true; setSearch(runIndex, f, String(c.name)); }}, String(c.name))), h("td", {class: "num"}, c.failures + " / " + c.of), h("td", {class: "small"}, c.tasks.slice(0, 6).join(", ") + (c.tasks.length > 6 ? " …" : ""))),
   );
   return section("Criteria that failed most", crit.length ? table(["criterion", {text: "failed", attrs: {class: "num"}}, "tasks"], crit, {class: "grid-table failed-criteria"}) : h("p", {class: "muted"}, "No criterion failed."));
 }
 
-function toolErrors(agent) {
-  const tools = Object.entries(agent.tool_errors).map(([name, n]) => h("tr", null, h("td", null, name), h("td", {class: "num"}, int(n))));
-  const infra = Object.entries(agent.error_classes).map(([name, n]) => h("tr", null, h("td", null, name), h("td", {class: "num bad"}, int(n))));
+// A name that filters the episode list to the episodes it describes.
+function facetLink(runIndex, f, kind, value) {
+  const title = "show the episodes: " + FACETS[kind] + " " + value;
+  return h("button", {class: "linkish", title: title, data: {facet: kind, value: value}, onclick: () => setFacet(runIndex, f, kind, value)}, value);
+}
+
+function toolErrors(agent, runIndex, f) {
+  const tools = Object.entries(agent.tool_errors).map(([name, n]) => h("tr", null, h("td", null, facetLink(runIndex, f, "code", name)), h("td", {class: "num"}, int(n))));
+  const infra = Object.entries(agent.error_classes).map(([name, n]) => h("tr", null, h("td", null, facetLink(runIndex, f, "ecls", name)), h("td", {class: "num bad"}, int(n))));
   return section(
     "Tool errors by class",
     tools.length ? table(["class: code", {text: "calls", attrs: {class: "num"}}], tools, {class: "grid-table tool-errors"}) : h("p", {class: "muted"}, "No tool call failed."),
-    infra.length ? [h("h3", null, "Infrastructure errors (episodes excluded from scores)"), table(["class", {text: "episodes", attrs: {class: "num"}}], infra)] : null,
+    infra.length ? [h("h3", null, "Infrastructure errors (episodes excluded from scores)"), table(["class", {text: "episodes", attrs: {class: "num"}}], infra, {class: "grid-table infra-errors"})] : null,
   );
+}
+
+// How graded episodes ended (done, max_turns, timeout...), each reason listing its episodes.
+function stopReasons(agent, runIndex, f) {
+  const rows = Object.entries(agent.stop_reasons || {}).map(([name, n]) => h("tr", {data: {stop: name}}, h("td", null, facetLink(runIndex, f, "stop", name)), h("td", {class: "num"}, int(n))));
+  if (!rows.length) return null;
+  return section("How graded episodes ended", table(["stop reason", {text: "episodes", attrs: {class: "num"}}], rows, {class: "grid-table stop-reasons"}));
 }
 
 function select(label, value, options, onchange) {
@@ -172,9 +330,12 @@ function filterBar(run, runIndex, f, counts) {
   const meta = Object.values(run.tasks);
   const uniq = (xs) => [...new Set(xs)].filter((x) => x && x !== "-").sort();
   const again = (key) => (value) => { f[key] = value; f.shown = LIST_PAGE; renderRun(runIndex); };
-  const search = h("input", {type: "search", placeholder: "search tasks, ids, criteria, errors", value: f.q, id: "search"});
+  const search = h("input", {type: "search", placeholder: "search ids, tools, arguments, results, error codes, criteria", value: f.q, id: "search", title: "searches every episode's record: tool names, arguments, results, error classes, codes and messages, ids, the conversation"});
   let timer = null;
-  search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { f.typing = true; again("q")(search.value.trim()); }, 150); });
+  search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { f.typing = true; setSearch(runIndex, f, search.value.trim()); }, 150); });
+  const facet = f.facet
+    ? h("span", {class: "chip", data: {facet: f.facet.kind}}, FACETS[f.facet.kind] + ": " + f.facet.value + " ", h("button", {class: "linkish", id: "clear-facet", title: "show every episode again", onclick: () => setFacet(runIndex, f, null)}, "×"))
+    : null;
   return h(
     "div",
     {class: "filters"},
@@ -184,7 +345,8 @@ function filterBar(run, runIndex, f, counts) {
     select("split", f.split, uniq(meta.map((m) => m.split)), again("split")),
     select("tag", f.tag, uniq(meta.flatMap((m) => m.tags || [])), again("tag")),
     search,
-    h("span", {class: "counts", data: counts}, int(counts.shown) + " of " + int(counts.total) + " episodes · " + int(counts.pass) + " pass · " + int(counts.fail) + " fail · " + int(counts.errored) + " infra errors"),
+    facet,
+    h("span", {class: "counts", data: counts}, int(counts.shown) + " of " + plural(counts.total, "episode") + " · " + int(counts.pass) + " pass · " + int(counts.fail) + " fail · " + plural(counts.errored, "infra error")),
   );
 }
 
@@ -222,7 +384,7 @@ function renderRun(runIndex) {
   const visible = new Set();
   const counts = {total: run.episodes.length, shown: 0, pass: 0, fail: 0, errored: 0};
   run.episodes.forEach((row, i) => {
-    if (!matches(run, row, f)) return;
+    if (!matches(run, row, f, i)) return;
     indexes.push(i);
     visible.add(row.task);
     counts.shown++;
@@ -242,7 +404,7 @@ function renderRun(runIndex) {
     const cats = agent.categories.filter((c) => !f.category || c.name === f.category).map(statsItem);
     const perTask = section("Score per task (mean, 95% CI)", tasks.length ? bars(tasks, "tasks") : h("p", {class: "muted"}, "No task matches."));
     app.append(h("div", {class: "two"}, perTask, n === 0 ? grid : h("div")));
-    app.append(h("div", {class: "two"}, h("div", {class: "stack"}, section("Score per category", bars(cats, "categories")), toolErrors(agent)), failedCriteria(agent, f, runIndex)));
+    app.append(h("div", {class: "two"}, h("div", {class: "stack"}, section("Score per category", bars(cats, "categories")), toolErrors(agent, runIndex, f), stopReasons(agent, runIndex, f)), failedCriteria(agent, f, runIndex)));
     app.append(section("Tasks", taskTable(run, agent, visible)));
   });
   if (!run.agents.length) app.append(grid);

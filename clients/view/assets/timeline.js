@@ -54,6 +54,8 @@ function messageEvent(event, n) {
   return h("div", {class: "ev msg", data: {kind: "message", role: role}}, head, body);
 }
 
+const PAIRS = 3; // column/value pairs per line of an inserted or deleted row
+
 function changeTable(change) {
   const before = change.before || {};
   const after = change.after || {};
@@ -66,17 +68,24 @@ function changeTable(change) {
     rows = cols.map((c) => h("tr", null, h("td", {class: "col"}, c), h("td", {class: "old"}, pretty(before[c])), h("td", {class: "new"}, pretty(after[c]))));
     if (!rows.length) rows = [h("tr", null, h("td", {colspan: 3, class: "muted"}, "no column changed value"))];
   } else {
+    // A whole row: its non-null columns three to a line (a 15-column insert is 5 lines, not 15), nulls named once.
     const deleted = op === "delete";
-    heads = ["column", deleted ? "before (deleted)" : "after (inserted)"];
     const values = deleted ? before : after;
-    rows = Object.keys(values).map((c) => h("tr", null, h("td", {class: "col"}, c), h("td", {class: deleted ? "old" : "new"}, pretty(values[c]))));
+    const filled = Object.keys(values).filter((c) => values[c] !== null && values[c] !== undefined);
+    const empty = Object.keys(values).filter((c) => values[c] === null || values[c] === undefined);
+    heads = [{text: deleted ? "before (deleted)" : "after (inserted)", span: PAIRS * 2}];
+    rows = [];
+    for (let i = 0; i < filled.length; i += PAIRS) {
+      rows.push(h("tr", null, filled.slice(i, i + PAIRS).map((c) => [h("td", {class: "col"}, c), h("td", {class: deleted ? "old" : "new"}, pretty(values[c]))])));
+    }
+    if (empty.length) rows.push(h("tr", null, h("td", {colspan: PAIRS * 2, class: "muted nulls"}, "null: " + empty.join(", "))));
   }
   const key = Array.isArray(change.key) ? change.key.map(String).join(", ") : pretty(change.key);
   return h(
     "div",
     {class: "change", data: {op: op}},
     h("div", {class: "change-head"}, badge("op op-" + op, op), h("code", null, String(change.table || "?")), h("span", {class: "muted"}, " " + key)),
-    h("table", {class: "diff"}, h("thead", null, h("tr", null, heads.map((x) => h("th", null, x)))), h("tbody", null, rows)),
+    h("table", {class: "diff" + (op === "update" ? "" : " row")}, h("thead", null, h("tr", null, heads.map((x) => (typeof x === "string" ? h("th", null, x) : h("th", {colspan: x.span}, x.text))))), h("tbody", null, rows)),
   );
 }
 
@@ -92,9 +101,26 @@ function signature(tool, args) {
   return text.length <= 240 && !text.includes("\n") ? text : null;
 }
 
-function callEvent(event) {
+// Bookkeeping rows (inserts into the environment's audit log...) are not effects: folded under one line.
+function isBookkeeping(change, bookkeeping) {
+  return change && change.op === "insert" && bookkeeping.includes(String(change.table));
+}
+
+function bookkeepingFold(rows) {
+  const tables = [...new Set(rows.map((c) => String(c.table)))].join(", ");
+  return h(
+    "details",
+    {class: "fold bookkeeping", data: {rows: rows.length}},
+    h("summary", null, "+" + plural(rows.length, tables + " row") + " (bookkeeping)"),
+    rows.map(changeTable),
+  );
+}
+
+function callEvent(event, bookkeeping) {
   const error = event.error && typeof event.error === "object" ? event.error : null;
-  const changes = Array.isArray(event.changes) ? event.changes : [];
+  const all = Array.isArray(event.changes) ? event.changes : [];
+  const changes = all.filter((c) => !isBookkeeping(c, bookkeeping));
+  const kept = all.filter((c) => isBookkeeping(c, bookkeeping));
   const head = h(
     "div",
     {class: "ev-head"},
@@ -108,13 +134,16 @@ function callEvent(event) {
   const line = signature(String(event.tool), event.arguments || {});
   body.append(line ? h("pre", {class: "code sig"}, line) : block(pretty(event.arguments || {}), {label: "arguments", open: true, lines: 30}));
   if (error) {
+    const cls = String(error.error_class || "error");
+    const code = String(error.code || "");
     body.append(
-      h("div", {class: "callerr"}, h("strong", null, String(error.error_class || "error")), " · ", h("code", null, String(error.code || "")), ": ", String(error.message || "")),
+      h("div", {class: "callerr"}, h("strong", null, cls), code && code !== cls ? [" · ", h("code", null, code)] : null, ": ", String(error.message || "")),
     );
   } else {
-    body.append(block(pretty(event.result), {label: "result", lines: 14}));
+    body.append(block(pretty(event.result), {label: "result", lines: all.length ? 6 : 14})); // a write's rows below say the rest
   }
   if (changes.length) body.append(h("div", {class: "changes"}, changes.map(changeTable)));
+  if (kept.length) body.append(bookkeepingFold(kept));
   return h("div", {class: "ev call" + (error ? " call-error" : ""), data: {kind: "tool_call", tool: String(event.tool)}}, head, body);
 }
 
@@ -139,20 +168,26 @@ function rejectedEvent(event) {
       "div",
       {class: "ev-body"},
       block(raw, {label: "arguments as sent" + (size > raw.length ? " (first " + int(raw.length) + " of " + int(size) + " characters)" : "")}),
-      h("div", {class: "callerr"}, h("code", null, String(error.code || "")), ": ", String(error.message || "")),
+      h("div", {class: "callerr"}, h("code", null, String(error.code || error.error_class || "error")), ": ", String(error.message || "")),
     ),
   );
 }
 
-function timeline(events) {
+function closedText(event) {
+  const reason = String(event.reason || "closed");
+  const why = reason === "closed" ? "closed" : "closed (" + reason + ")";
+  return why + " after " + plural(Number(event.tool_calls) || 0, "tool call");
+}
+
+function timeline(events, bookkeeping = []) {
   const items = [];
   let n = 0;
   for (const event of events) {
     if (!event || typeof event !== "object") continue;
-    if (event.type === "tool_call") items.push(callEvent(event));
+    if (event.type === "tool_call") items.push(callEvent(event, bookkeeping));
     else if (event.type === "message") items.push(messageEvent(event, ++n));
     else if (event.type === "rejected_call") items.push(rejectedEvent(event));
-    else if (event.type === "closed") items.push(h("div", {class: "ev closed"}, h("span", {class: "muted"}, "closed (" + String(event.reason || "closed") + ") after " + int(event.tool_calls) + " tool calls")));
+    else if (event.type === "closed") items.push(h("div", {class: "ev closed"}, h("span", {class: "muted"}, closedText(event))));
     else items.push(h("div", {class: "ev other"}, block(pretty(event), {label: String(event.type || "event")})));
   }
   if (!events.some((e) => e && (e.type === "tool_call" || e.type === "message" || e.type === "rejected_call"))) {

@@ -107,13 +107,96 @@ function section(title, ...kids) {
   return h("section", {class: "card"}, h("h2", null, title), ...kids);
 }
 
-function table(headers, rows, attrs) {
-  return h(
-    "table",
-    attrs || {class: "grid-table"},
-    h("thead", null, h("tr", null, headers.map((x) => h("th", typeof x === "string" ? null : x.attrs, typeof x === "string" ? x : x.text)))),
-    h("tbody", null, rows),
-  );
+// "1 episode", "2 episodes": a count with its noun agreeing.
+function plural(n, noun, many) {
+  return int(n) + " " + (n === 1 ? noun : many || noun + "s");
+}
+
+// "refused: not_found" for a failed call; the class alone when the code repeats it ("invalid_arguments").
+function errorLabel(error) {
+  const cls = String(error.error_class || "error");
+  const code = String(error.code || "");
+  return !code || code === cls ? cls : cls + ": " + code;
+}
+
+// What a cell sorts by: its data-v when it has one (a number when it reads as one), else its text —
+// numbers read from the front ("12.5 s", "−50.0 pts", "2 / 4"), "–" and empty as missing (always last).
+function sortValue(cell) {
+  if (!cell) return null;
+  const given = cell.dataset.v;
+  const text = given !== undefined ? given : cell.textContent.trim();
+  if (text === "" || text === "–" || text === "-") return null;
+  const m = text.replace(/[−–]/g, "-").replace(/[±+]/g, "").replace(/,/g, "").match(/^-?\d+(\.\d+)?/);
+  return m ? Number(m[0]) : text.toLowerCase();
+}
+
+function compareValues(a, b) {
+  if (a === null || b === null) return 0;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return String(a).localeCompare(String(b), "en", {numeric: true});
+}
+
+// Sort a table's body rows by column `col`; missing values stay last whichever the direction.
+function sortRows(tableEl, col, dir) {
+  const body = tableEl.tBodies[0];
+  const keyed = [...body.rows].map((row, i) => ({row, i, v: sortValue(row.cells[col])}));
+  keyed.sort((a, b) => {
+    if (a.v === null || b.v === null) return (a.v === null) - (b.v === null) || a.i - b.i;
+    return compareValues(a.v, b.v) * dir || a.i - b.i;
+  });
+  body.append(...keyed.map((k) => k.row));
+}
+
+function markSorted(tableEl, col, dir) {
+  tableEl.querySelectorAll("thead th").forEach((th, i) => {
+    if (i === col) th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+    else th.removeAttribute("aria-sort");
+  });
+}
+
+// A table whose headers sort it: a click sorts by that column, a second click the other way. With
+// `opts.onsort(col, dir)` the caller sorts (data spread over pages); `opts.sorted` = {col, dir} marks it.
+function table(headers, rows, attrs, opts = {}) {
+  const el = h("table", attrs || {class: "grid-table"});
+  const heads = headers.map((x, col) => {
+    const label = typeof x === "string" ? x : x.text;
+    const th = h("th", typeof x === "string" ? null : x.attrs, label);
+    if (label && !(x && x.nosort)) {
+      th.classList.add("sortable");
+      th.title = (th.title ? th.title + " · " : "") + "sort by " + label;
+      th.addEventListener("click", () => {
+        const current = th.getAttribute("aria-sort");
+        const dir = current === "ascending" ? -1 : 1;
+        if (opts.onsort) opts.onsort(col, dir);
+        else {
+          sortRows(el, col, dir);
+          markSorted(el, col, dir);
+        }
+      });
+    }
+    return th;
+  });
+  append(el, [h("thead", null, h("tr", null, heads)), h("tbody", null, rows)]);
+  if (opts.sorted) markSorted(el, opts.sorted.col, opts.sorted.dir);
+  return el;
+}
+
+// Save `text` as a file: a link to an in-memory blob, clicked (nothing leaves the machine).
+function download(name, type, text) {
+  const url = URL.createObjectURL(new Blob([text], {type: type}));
+  const a = h("a", {href: url, download: name, class: "hidden"});
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+// One CSV field: quoted when needed; a text that a spreadsheet would run as a formula is made inert.
+function csvField(value) {
+  if (value === null || value === undefined) return "";
+  let text = Array.isArray(value) ? value.join("; ") : String(value);
+  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = "'" + text;
+  return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
 }
 
 // Episode details are inline ("plain") or deflated base64 chunks inflated on first use.

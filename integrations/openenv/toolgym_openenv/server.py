@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from openenv.core.env_server import CallToolAction, CallToolObservation, create_fastapi_app
+from toolgym_remote import RemoteError, check_server, select_tasks
 
 from toolgym_openenv.environment import DEFAULT_MAX_STEPS, ToolgymEnvironment, ToolgymObservation, ToolgymState
 
-__all__ = ["create_toolgym_app", "main"]
+__all__ = ["create_toolgym_app", "startup_check", "main"]
 
 
 def create_toolgym_app(
@@ -49,8 +51,32 @@ def create_toolgym_app(
     )
 
 
+def startup_check(server: str, tasks: str | None, seeds: Sequence[int]) -> str:
+    """The line ``toolgym-openenv`` prints when it starts, once the toolgym server proved usable.
+
+    Raises:
+        SystemExit: (one line, status 2) the server is unreachable, needs a token none is set for, refuses
+            the token, is not a toolgym server, or serves no task the selection names.
+    """
+    try:
+        info = check_server(server)
+        selected = select_tasks(info.tasks, tasks)
+    except (RemoteError, ValueError) as exc:
+        print(f"toolgym-openenv: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if not selected:
+        print(f"toolgym-openenv: error: --tasks {tasks!r} selects no task of {info.env!r}", file=sys.stderr)
+        raise SystemExit(2)
+    seed_text = ",".join(str(s) for s in seeds)
+    return f"toolgym {info.env} at {info.url}: {len(selected)} task(s), seeds {seed_text}"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """``toolgym-openenv --server URL [--host H] [--port P] [--tasks SEL] [--seeds 0,1]``."""
+    """``toolgym-openenv --server URL [--host H] [--port P] [--tasks SEL] [--seeds 0,1]``.
+
+    Checks the toolgym server first (reachable, token accepted, tasks selected) and says what it serves on
+    stderr before listening; a server it cannot use is one line and exit status 2, never a silent start.
+    """
     import uvicorn
 
     parser = argparse.ArgumentParser(prog="toolgym-openenv", description=__doc__.split("::")[0].strip())
@@ -64,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-sessions", type=int, default=64, help="concurrent WebSocket sessions")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    serving = startup_check(args.server, args.tasks, seeds)
     app = create_toolgym_app(args.server, args.tasks, seeds, max_concurrent_envs=args.max_sessions, max_steps=args.max_steps)
+    print(f"toolgym-openenv: {serving}; OpenEnv HTTP + WebSocket on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 

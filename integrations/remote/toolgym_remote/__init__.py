@@ -8,6 +8,7 @@ share, so their adapters run in virtual environments of their own and reach tool
 - :class:`EpisodeSession`: one episode's MCP endpoint as plain JSON-RPC over HTTP (initialize, list and
   call tools), with no MCP SDK.
 - :func:`select_tasks`: ``toolgym run --tasks`` semantics (ids, ``split:X``, ``tag:Y``) over task metadata.
+- :func:`check_server`: before an adapter starts, the server answers and takes the token — or one line why not.
 
 ::
 
@@ -19,6 +20,7 @@ share, so their adapters run in virtual environments of their own and reach tool
         done = await control.finish(created.id)                             # done["grade"]["score"]
 """
 
+from toolgym_remote._check import ServerInfo, check_server
 from toolgym_remote._control import ControlClient, CreatedEpisode, RemoteError, list_tasks
 from toolgym_remote._mcp import EpisodeSession, ToolResult
 from toolgym_remote._select import select_tasks
@@ -31,4 +33,6 @@ __all__ = [
     "ToolResult",
     "list_tasks",
     "select_tasks",
+    "check_server",
+    "ServerInfo",
 ]

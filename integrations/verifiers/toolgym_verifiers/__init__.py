@@ -3,7 +3,7 @@
 verifiers finds a taskset package by its id (``vf-eval toolgym-verifiers`` imports ``toolgym_verifiers``)
 and takes the ``Taskset`` and ``Env`` subclasses it exports in ``__all__``::
 
-    toolgym serve finance --transport http --port 8000 --token "$TOOLGYM_TOKEN" &   # toolgym's own venv
+    toolgym serve finance --transport http --port 8000 &   # toolgym's own venv; reads $TOOLGYM_TOKEN
     vf-eval toolgym-verifiers --env.taskset.server http://127.0.0.1:8000 --env.taskset.tasks split:test \\
         -m gpt-4.1-mini --client.base-url https://api.openai.com/v1 --client.api-key-var OPENAI_API_KEY --no-push
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import verifiers.v1 as vf
 from toolgym_remote import ControlClient, EpisodeSession
 from verifiers.v1.mcp import SharedToolServer
 
+from toolgym_verifiers.criteria import CriteriaTally
 from toolgym_verifiers.taskset import TASKSET_ID, ToolgymTask, ToolgymTasksetConfig
 
 __all__ = ["ToolgymEnv", "ToolgymEnvConfig", "load_environment"]
+
+log = logging.getLogger("verifiers.v1.toolgym")
+"""Under verifiers' library logger, so vf-eval routes it like its own (console with ``--no-rich``, and its log file)."""
 
 
 class ToolgymEnvConfig(vf.EnvConfig):
@@ -25,11 +30,27 @@ class ToolgymEnvConfig(vf.EnvConfig):
 
 
 class ToolgymEnv(vf.Env[ToolgymEnvConfig]):
-    """Opens a toolgym episode per rollout, runs the agent on it, and always releases it."""
+    """Opens a toolgym episode per rollout, runs the agent on it, and always releases it; when the evaluation
+    ends, logs each criterion's mean over the rollouts where it applied (vf-eval's dashboard averages every
+    metric over all rollouts, an absent one as 0)."""
 
     def __init__(self, config: ToolgymEnvConfig) -> None:
         super().__init__(config)
         self._instructions: str | None = None
+        self.criteria = CriteriaTally()
+        """Every scored rollout's criterion metrics, for the summary logged at the end."""
+
+    async def finalize(self, task: vf.Task, episode: vf.Episode) -> None:  # type: ignore[override]
+        """Tally the episode's criterion metrics (its traces are scored by now)."""
+        for trace in episode.traces:
+            self.criteria.add(trace.metrics)
+
+    async def stop(self) -> None:
+        """Log the criteria summary (see :mod:`toolgym_verifiers.criteria`)."""
+        if self.criteria.rollouts:
+            for line in self.criteria.lines():
+                log.info("%s", line)
+        await super().stop()
 
     async def _instructions_for(self, mcp_url: str) -> str:
         """The environment's instructions (the MCP server's), read once: the same for every episode."""

@@ -9,9 +9,9 @@ from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import Field
-from toolgym_remote import ControlClient, list_tasks, select_tasks
+from toolgym_remote import ControlClient, RemoteError, check_server, select_tasks
 
-__all__ = ["ToolgymData", "ToolgymTask", "ToolgymTaskset", "ToolgymTasksetConfig", "TASKSET_ID"]
+__all__ = ["ToolgymData", "ToolgymTask", "ToolgymTaskset", "ToolgymTasksetConfig", "TASKSET_ID", "SetupError"]
 
 TASKSET_ID = "toolgym-verifiers"
 """This package's taskset id (``vf-eval toolgym-verifiers``)."""
@@ -53,7 +53,8 @@ class ToolgymTask(vf.Task[ToolgymData]):
 
     @vf.metric
     async def toolgym_criteria(self, task: ToolgymData) -> dict[str, float]:
-        """``passed`` and each rubric criterion's score (``criterion/<name>``), for the record."""
+        """``passed`` and the score of each criterion of this rollout's rubric (``criterion/<name>``): a criterion
+        that does not apply is absent, so its mean is over the rollouts where it applied (``criteria.py``)."""
         grade = await self._grade(task)
         metrics = {"passed": 1.0 if grade["passed"] else 0.0}
         metrics.update({f"criterion/{c['name']}": float(c["score"]) for c in grade.get("criteria", [])})
@@ -79,14 +80,29 @@ class ToolgymTasksetConfig(vf.TasksetConfig):
     """Task seeds: each selected template gives one task per seed."""
 
 
+class SetupError(SystemExit):
+    """The toolgym server cannot be used as configured: one line on stderr, exit status 1, no traceback.
+
+    A ``SystemExit`` on purpose: vf-eval loads the taskset before anything runs, and a server that is down or
+    a token that is missing is the user's to fix, not a bug to trace.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"toolgym-verifiers: error: {message}")
+
+
 class ToolgymTaskset(vf.Taskset[ToolgymTask, ToolgymTasksetConfig]):
     """Every (template, seed) of the selection, in the server's order, seeds inner."""
 
     def load(self) -> Iterator[ToolgymTask]:
         config = self.config
-        rows = list_tasks(config.server, token_variable=config.token_variable)
+        try:
+            rows = check_server(config.server, token_variable=config.token_variable).tasks
+            templates = select_tasks(rows, config.tasks)
+        except (RemoteError, ValueError) as exc:
+            raise SetupError(str(exc)) from None
         by_id = {str(row["id"]): row for row in rows}
-        for template in select_tasks(rows, config.tasks):
+        for template in templates:
             row = by_id[template]
             for seed in config.seeds:
                 data = ToolgymData(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from envs.support.tasks._common import plant_ticket
+from envs.support.tasks.customer_setup import plant_ticket
 from tests.envs.support.helpers import Session, support_session
 
 LOST_IN_STOCK = """SELECT o.order_id, o.customer_id, s.shipment_id FROM orders o JOIN shipments s ON s.order_id = o.order_id AND s.status = 'lost'

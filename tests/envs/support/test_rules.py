@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from envs.support import rules
-from envs.support.tasks._common import plant_order, plant_ticket
+from envs.support.tasks.customer_setup import plant_ticket
+from envs.support.tasks.order_setup import plant_order
 from tests.envs.support.helpers import Session, support_session
 
 async def _no(s: Session, tool: str, expected: str, /, **arguments: object) -> None:

@@ -1,0 +1,211 @@
+"""``toolgym doctor``: check from inside what a ``cmd:`` agent's sandbox lets it reach.
+
+It starts a probe agent the way ``toolgym run`` starts a ``cmd:`` agent — same sandbox, same flags, this
+Python as its interpreter (so the runner's virtual environment is visible to it, the worst case) — beside a
+real server sealed by a control token, and gives the probe every place it should not reach: the kit's
+packages and checkout, the template cache, a run folder, the runner's pid and the server's URL. The probe
+(standard library only) reports what it could list, read and call; :func:`judge` turns that into one
+finding per attack vector. Any leak makes ``toolgym doctor`` exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clients.agents.base import AgentSession, Limits
+from clients.agents.external import ExternalAgent
+from clients.sandbox import environment_sources, kit_paths
+
+__all__ = ["Finding", "examine", "judge", "PROBE"]
+
+PROBE = r'''
+import json, os, re, sys, urllib.request, urllib.error
+
+mcp_url, runner_pid, places = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+report = {"pid": os.getpid(), "processes": {}, "places": {}, "texts": [], "control": {}, "runner_memory": None}
+
+
+def read(path, limit=1 << 20):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError as exc:
+        return None
+
+
+for entry in os.listdir("/proc"):
+    if entry.isdigit():
+        report["processes"][entry] = (read(f"/proc/{entry}/cmdline") or "").replace("\0", " ").strip()
+        report["texts"].append(read(f"/proc/{entry}/environ") or "")
+        report["texts"].append(report["processes"][entry])
+
+try:
+    with open(f"/proc/{runner_pid}/maps") as maps:
+        start, end = (int(x, 16) for x in maps.readline().split()[0].split("-"))
+    with open(f"/proc/{runner_pid}/mem", "rb") as mem:
+        mem.seek(start)
+        report["runner_memory"] = len(mem.read(min(4096, end - start)))
+except (OSError, ValueError) as exc:
+    report["runner_memory"] = f"{type(exc).__name__}: {exc}"
+
+for place in places:
+    seen = {"exists": os.path.exists(place), "readable_files": 0, "sample": []}
+    for root, dirs, files in os.walk(place):
+        for name in files:
+            if read(os.path.join(root, name), 64) is not None:
+                seen["readable_files"] += 1
+                seen["sample"].append(os.path.join(root, name))
+        if seen["readable_files"] >= 200:
+            break
+    if os.path.isfile(place) and read(place, 64) is not None:
+        seen["readable_files"] += 1
+    report["places"][place] = seen
+
+budget = 300  # the files a sandboxed agent has: its own few (unsandboxed, a sample is enough to tell)
+for folder in {os.getcwd(), os.path.expanduser("~"), "/tmp"}:
+    for root, dirs, files in os.walk(folder):
+        for name in files:
+            if budget <= 0:
+                break
+            budget -= 1
+            report["texts"].append(read(os.path.join(root, name), 1 << 16) or "")
+report["texts"].append(json.dumps(dict(os.environ)))
+
+base = mcp_url.split("/mcp")[0].split("/episodes/")[0]
+candidates = sorted(set(re.findall(r"[A-Za-z0-9_-]{40,}", "\n".join(report["texts"]))))[:30]
+for auth in [None, *candidates]:
+    request = urllib.request.Request(base + "/control/episodes", headers={"Authorization": f"Bearer {auth}"} if auth else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            status = answer.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except OSError as exc:
+        status = str(exc)
+    report["control"]["with a token found" if auth else "without a token"] = status
+print(json.dumps(report))
+'''
+"""The probe agent (standard library only): prints one JSON report of what it reached."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One attack vector and what the probe got."""
+
+    vector: str
+    leaked: bool
+    detail: str
+
+
+def _places() -> dict[str, str]:
+    """Path → what it is, for everything the probe must not reach."""
+    kit = kit_paths()
+    places = {str(p): "kit package" for p in kit.core}
+    places.update({str(p): "kit checkout or template cache" for p in kit.zones})
+    purelib = sysconfig.get_paths()["purelib"]
+    places[purelib] = "the runner's site-packages"
+    return {path: what for path, what in places.items() if os.path.exists(path)}
+
+
+def judge(
+    report: dict[str, Any], *, token: str, runner_pid: int, places: dict[str, str], run_folder: str, own: Sequence[Path] = ()
+) -> list[Finding]:
+    """One :class:`Finding` per vector from the probe's ``report``.
+
+    ``own``: what the sandbox shows the agent of its own (its interpreter's environment...): files there are
+    no leak even inside a checkout.
+    """
+    findings: list[Finding] = []
+    probe_pid = str(report.get("pid"))
+    # The sandbox's own init (bubblewrap, pid 1 of the namespace) is no leak: it holds nothing of ours.
+    others = {
+        pid: cmd for pid, cmd in report["processes"].items() if pid != probe_pid and os.path.basename(cmd.split(" ")[0]) != "bwrap"
+    }
+    findings.append(Finding(
+        "processes", bool(others),
+        f"sees {len(report['processes'])} process(es)" + (f", e.g. {sorted(others.items())[:2]}" if others else ": its own sandbox only"),
+    ))
+    memory = report.get("runner_memory")
+    findings.append(Finding(f"runner memory /proc/{runner_pid}/mem", isinstance(memory, int), f"read {memory} bytes" if isinstance(memory, int) else str(memory)))
+    for path, seen in report["places"].items():
+        what = "run folder" if path == run_folder else places.get(path, "")
+        if what.startswith("the runner's site-packages"):
+            # Visible when the agent's interpreter lives in this environment; kit packages in it are
+            # places of their own above, so this one is information, not a leak.
+            leaked, detail = False, "visible (the probe's interpreter lives there)" if seen["exists"] else "not there"
+        else:
+            foreign = [f for f in seen["sample"] if not any(Path(f) == o or o in Path(f).parents for o in own)]
+            leaked = bool(foreign)
+            if leaked:
+                detail = f"{len(foreign)}{'+' if len(seen['sample']) >= 200 else ''} readable files, e.g. {foreign[:2]}"
+            elif seen["readable_files"]:
+                detail = "only the agent's own files inside (its virtual environment)"
+            else:
+                detail = "empty" if seen["exists"] else "not there"
+        findings.append(Finding(f"{what} {path}", leaked, detail))
+    everything = json.dumps(report)
+    findings.append(Finding("control token (environment, command lines, files)", token in everything,
+                            "found" if token in everything else "not found"))
+    for how, status in report["control"].items():
+        ok = isinstance(status, int) and 200 <= status < 300
+        findings.append(Finding(f"/control {how}", ok, f"HTTP {status}" if isinstance(status, int) else str(status)))
+    return findings
+
+
+async def examine(*, sandbox: str = "auto", binds: tuple[str, ...] = (), env: str = "finance") -> tuple[list[Finding], str]:
+    """Run the probe under ``sandbox`` against a real server; returns the findings and a line saying how it ran.
+
+    Raises:
+        AgentSpecError: (``SandboxUnavailable``) no sandbox here and ``sandbox`` is not ``none``.
+    """
+    from servers.http import new_token, running_http
+    from servers.registry import load_environment
+
+    environment = load_environment(env)
+    token = new_token()
+    with tempfile.TemporaryDirectory(prefix="toolgym-doctor-") as tmp:
+        run_folder = Path(tmp) / "run"
+        (run_folder / "logs").mkdir(parents=True)
+        (run_folder / "results.jsonl").write_text(json.dumps({"canary": secrets.token_hex(8)}) + "\n")
+        probe = Path(tmp) / "probe" / "probe.py"
+        probe.parent.mkdir()
+        probe.write_text(PROBE, encoding="utf-8")
+        places = _places()
+        # The places travel as one JSON word: named as paths, the sandbox would only say it hides them.
+        words = [sys.executable, str(probe), "{mcp_url}", str(os.getpid()), json.dumps([*places, str(run_folder)])]
+        agent = ExternalAgent(
+            " ".join(_quote(w) for w in words),
+            log_dir=run_folder / "logs",
+            sandbox=sandbox,
+            binds=binds,
+            hidden=[run_folder, *environment_sources(environment)],
+        )
+        how = f"sandbox {'bubblewrap' if agent.sandbox is not None else 'none'}; probe {sys.executable}"
+        async with running_http(environment, token=token) as server:
+            session = AgentSession(
+                episode_id="doctor", env=environment.name, task=None, seed=0, prompt="probe", name="probe",
+                limits=Limits(episode_timeout=120), mcp_url=server.mcp_url,
+            )
+            result = await agent.run(session)
+        log = (run_folder / "logs" / "probe.log").read_text(errors="replace")
+    lines = [line for line in log.splitlines() if line.startswith("{")]
+    if result.stop_reason != "exit:0" or not lines:
+        return [Finding("probe", True, f"the probe did not report ({result.stop_reason}): {log[-500:]}")], how
+    own = agent.sandbox.visible() if agent.sandbox is not None else []
+    report = json.loads(lines[-1])
+    return judge(report, token=token, runner_pid=os.getpid(), places=places, run_folder=str(run_folder), own=own), how
+
+
+def _quote(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
