@@ -123,7 +123,10 @@ async def test_the_agent_gets_a_private_home_and_working_directory(tmp_path: Pat
     assert ".agent-state" in seen["home"] and not (Path.home() / ".agent-state").exists()
     assert seen["cwd"].endswith("/work")
     if tempfile.gettempdir() == "/tmp":
-        assert seen["tmp"] == [seen["cwd"].split("/")[2]]  # an empty /tmp but for its own folder's mount point
+        # An empty /tmp but for mount points: its own folder's, and the interpreter's when the kit's virtual
+        # environment itself lives under /tmp (a checkout cloned there)
+        bound = {Path(p).parts[2] for p in (sys.executable, sys.prefix) if Path(p).parts[1:2] == ("tmp",)}
+        assert set(seen["tmp"]) == {seen["cwd"].split("/")[2], *bound}
 
 
 @needs_sandbox
