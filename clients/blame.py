@@ -14,15 +14,17 @@ ends exactly one of two ways, never both:
                        provider excluded)
 ``context_overflow``   the provider refused the conversation as too long for the model: retrying
                        cannot fix it, so the agent stops there
-``model_output_rejected`` the provider refused a conversation carrying the model's own malformed output
-                       (a 400 after the agent had to normalise it): the model's doing, not re-run
+``model_output_rejected`` the provider refused, for what the model produced (a 400 about the messages,
+                       tool calls or arguments), a conversation carrying the model's malformed output: the
+                       model's doing, not re-run. A 400 about anything else (a key) is ``provider``
 ``exit:N``             an external command exited with status N
 ====================== ===========================================================================
 
 **errored** — infrastructure, with an error class (:data:`clients.errors.INFRA_CLASSES`): ``provider``,
 ``provider_timeout``, ``connection``, ``internal``, ``grading``, ``kit``. Never scored, counted apart, and
 re-run — after a jittered backoff — up to ``retries`` times when re-running can help (not after a refusal
-of the request as configured, such as a bad key or an unknown model).
+of the request as configured, such as a bad key, an unknown model, or a first request the model's context
+cannot hold).
 
 The rules behind the split:
 
@@ -40,7 +42,8 @@ The rules behind the split:
    ``connection``), and it is not re-run: the same record fails the same way, and re-running until some
    attempt grades would keep exactly the trajectories the grader copes with. The run says how many
    episodes were not graded and exits non-zero.
-6. Tokens of attempts that errored and were re-run are kept apart (``failed_attempt_tokens``), never dropped.
+6. Tokens of attempts that errored and were re-run (in the run, or by ``--resume``) are kept apart
+   (``failed_attempt_tokens``), never dropped.
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from clients.errors import RunError
 from clients.run_files import folder_error
 from servers.lines import LineFile
+from servers.text import escape, has_surrogates
 
 __all__ = [
     "ResultLine",
@@ -103,6 +104,13 @@ class ResultLine(BaseModel):
     """Time spent waiting on the LLM provider (requests, retries, backoff): never counted as the agent's."""
     attempts: int = 1
     """How many times the episode was run (retries after infrastructure errors included)."""
+
+    @field_validator("error", "stop_detail")
+    @classmethod
+    def _storable_text(cls, text: str | None) -> str | None:
+        # these quote others' text (a provider's refusal, a model's fault): a lone surrogate in it would make
+        # the results line, summary.json and the report unwritable, so it is kept as its \udXXX escape
+        return text if text is None or not has_surrogates(text) else escape(text)
 
     @model_validator(mode="after")
     def _graded_or_errored(self) -> ResultLine:
@@ -201,7 +209,11 @@ class ResultsWriter:
             raise RuntimeError("results writer is closed")
         data = json.dumps(line.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            self._file.append(data.encode("utf-8"))
+            encoded = data.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate quoted from a provider's or agent's text: JSON's own escapes
+            encoded = (json.dumps(line.model_dump(mode="json"), separators=(",", ":")) + "\n").encode("ascii")
+        try:
+            self._file.append(encoded)
         except OSError as exc:
             raise folder_error(self.path, exc) from None
 

@@ -19,7 +19,8 @@ the kit, this run's folder nor any process of ours exists (``clients/sandbox.py`
 Every episode ends graded or errored, never both, as :mod:`clients.blame` decides: an attempt that fails
 for an infrastructure reason (provider, provider budget, dropped connection, a kit bug, the grader) is run
 again after a jittered backoff up to ``retries`` times when that can help, then kept as an *errored* line:
-excluded from scores, counted apart. ``resume`` skips the episodes already graded.
+excluded from scores, counted apart. ``resume`` skips the episodes already graded; an episode it runs again
+carries the tokens of its errored line into ``failed_attempt_tokens`` (tokens spent are never dropped).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from clients.errors import RunError
 from clients.plan import Plan
 from clients.progress import Reporter, SilentReporter
 from clients.results import (
+    EpisodeKey,
     ResultLine,
     ResultsWriter,
     Tokens,
@@ -266,8 +268,12 @@ def _plan(environment: Environment, agent: Agent, config: RunConfig) -> Plan:
 class _Run:
     """One run's state: where its attempts run, writer, reporter."""
 
-    def __init__(self, attempts: AttemptRunner, config: RunConfig, writer: ResultsWriter, reporter: Reporter) -> None:
+    def __init__(
+        self, attempts: AttemptRunner, config: RunConfig, writer: ResultsWriter, reporter: Reporter, carried: dict[EpisodeKey, Tokens] | None = None
+    ) -> None:
         self.attempts = attempts
+        self.carried = carried or {}
+        """Tokens of the errored lines a resume runs again, by episode key (they go into the new line)."""
         self.config = config
         self.writer = writer
         self.reporter = reporter
@@ -292,7 +298,8 @@ class _Run:
             attempt += 1
             line, rerun = await self.attempts.attempt(item, attempt, connector)
             if not rerun or attempt > self.config.retries:
-                return line.model_copy(update={"failed_attempt_tokens": failed_tokens}) if attempt > 1 else line
+                earlier = failed_tokens + self.carried.get(line.key, Tokens())
+                return line.model_copy(update={"failed_attempt_tokens": earlier}) if earlier != Tokens() else line
             failed_tokens = failed_tokens + line.tokens
             log.info("episode %s errored (%s: %s); running it again", item.name, line.error_class, line.error)
             self.reporter.retrying(line)
@@ -328,7 +335,10 @@ async def run(config: RunConfig, reporter: Reporter | None = None) -> RunOutcome
     try:
         plan = _plan(environment, agent, config)
         previous, cut = check_run_folder(out, default=config.out is None, resume=config.resume, overwrite=config.overwrite, env=environment.name)
-        done = {line.key for line in latest_by_key(previous).values() if line.status == "graded"}
+        latest = latest_by_key(previous)
+        done = {key for key, line in latest.items() if line.status == "graded"}
+        # an errored line a resume supersedes takes its tokens along (with those of the attempts before it)
+        carried = {key: line.tokens + line.failed_attempt_tokens for key, line in latest.items() if line.status == "errored"}
         skipped = plan.count_done(done)
         if skipped < len(plan) and config.ray is None:  # on Ray, keys are read on the nodes: the driver may hold none
             await preflight(agent)
@@ -339,7 +349,7 @@ async def run(config: RunConfig, reporter: Reporter | None = None) -> RunOutcome
                 clear_run_folder(out)
             writer = ResultsWriter(out / "results.jsonl", truncate_to=cut)
             stack.callback(writer.close)
-            state = _Run(attempts, config, writer, reporter)
+            state = _Run(attempts, config, writer, reporter, carried)
             reporter.start(total=len(plan), done=skipped)
             failed = False
             try:

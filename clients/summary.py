@@ -37,8 +37,11 @@ class Stats(BaseModel):
     k: int
     pass_at_1: float | None
     pass_hat_k: float | None
-    """Mean over problems with at least k graded trials; None when there is none."""
+    """Mean over problems with at least k graded trials (``problems_k`` of them); None when there is none."""
     pass_at_k: float | None
+    problems_k: int = 0
+    """Problems with at least k graded trials: the denominator of ``pass_hat_k`` and ``pass_at_k`` (a problem
+    whose trials errored has fewer, and is left out of both)."""
     mean_score: float | None
     score_ci: tuple[float, float] | None
     """95% percentile-bootstrap interval of the mean score (seeded: the same results print the same interval)."""
@@ -124,6 +127,7 @@ def _stats(name: str, lines: Sequence[ResultLine], k: int) -> Stats:
         pass_at_1=mean(at1),
         pass_hat_k=mean([pass_hat_k(len(p), sum(p), k) for p in full]),
         pass_at_k=mean([pass_at_k(len(p), sum(p), k) for p in full]),
+        problems_k=len(full),
         mean_score=mean(scores),
         score_ci=bootstrap_ci(scores, seed=0),
         mean_tool_calls=mean([float(line.tool_calls) for line in graded]),
@@ -189,6 +193,11 @@ def _pct(value: float | None) -> str:
     return f"{value * 100:.0f}%" if value in (0.0, 1.0) else f"{value * 100:.1f}%"
 
 
+def _of(value: float | None, problems: int) -> str:
+    """A pass^k / pass@k cell with its denominator: ``75% of 4`` (problems with k graded trials)."""
+    return f"{_pct(value)} of {problems}"
+
+
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -221,7 +230,7 @@ def _table(summary: AgentSummary, k: int, env: str) -> Table:
         color = "dim" if passed is None else "green" if passed == 1.0 else "red" if passed == 0.0 else "yellow"
         cells: list[str | Text] = [Text(stats.name), str(stats.episodes), Text(_pct(passed), style=color)]
         if k > 1:
-            cells += [_pct(stats.pass_hat_k), _pct(stats.pass_at_k)]
+            cells += [_of(stats.pass_hat_k, stats.problems_k), _of(stats.pass_at_k, stats.problems_k)]
         cells += [_num(stats.mean_score, 2), _ci(stats), _num(stats.mean_tool_calls), str(stats.tool_errors)]
         if show_tokens:
             failed = f" (+{stats.failed_attempt_tokens:,} re-run)" if stats.failed_attempt_tokens else ""
@@ -243,7 +252,11 @@ def render_summary(summary: Summary, console: Console) -> None:
     if headline is not None:
         console.print(Text(headline, style="bold red"), soft_wrap=True)  # one line: a terminal wraps it, a log keeps it whole
     for agent in summary.agents:
-        parts: list[object] = [_table(agent, summary.k, summary.env), Text(LEGEND, style="dim")]
+        legend = LEGEND
+        if summary.k > 1:
+            k = summary.k
+            legend += f" · pass^{k}, pass@{k}: mean over the problems (task, seed) with {k} graded trials, 'of N' of them"
+        parts: list[object] = [_table(agent, summary.k, summary.env), Text(legend, style="dim")]
         if agent.failed_criteria:
             crit = Table(title="criteria that failed most", title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
             crit.add_column("criterion", overflow="fold")

@@ -294,17 +294,47 @@ class RecordWriter:
             pass
 
 
-def _line(item: BaseModel) -> bytes:
-    """One JSONL line of a header or event.
+_STORED_DEPTH = 48
+"""Nesting a record line keeps (below ``servers.text``'s walk, far below pydantic's serialiser limit)."""
 
-    Events escape the agent's text themselves; should some other string still hold a lone surrogate (a tool
-    echoing text it was never meant to get), the line is escaped here rather than lost.
+
+def _storable(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON data whatever it holds: what JSON cannot say becomes a short text saying what it was.
+
+    The last resort of :func:`_line`, so it never raises: deeper nesting, bytes, non-finite numbers, integers
+    too long to print and foreign objects are replaced; strings are kept (escaped by the caller).
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() < 4000 else f"<an integer of {value.bit_length()} bits>"
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None  # as pydantic writes them
+    if depth >= _STORED_DEPTH:
+        return f"<nested deeper than {_STORED_DEPTH} levels: not stored>"
+    if isinstance(value, BaseModel):
+        return {name: _storable(getattr(value, name, None), depth + 1) for name in type(value).model_fields}
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(_storable(k, depth + 1)): _storable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_storable(v, depth + 1) for v in value]
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "surrogateescape")  # lossless; escaped like any surrogate
+    return f"<{type(value).__name__}>"
+
+
+def _line(item: BaseModel) -> bytes:
+    """One JSONL line of a header or event; never raises for what the line holds.
+
+    Events escape the agent's text themselves; should some value still be unwritable (a lone surrogate a tool
+    echoed, nesting past the serialiser's depth, a value JSON has no form for), the line is written from
+    :func:`_storable`, escaped, rather than lost (a record that cannot be written would cost the episode).
     """
     try:
         return (item.model_dump_json() + "\n").encode("utf-8")
-    except PydanticSerializationError:
-        log.error("record line of %s held text no file can hold; escaped", type(item).__name__)
-        data = escape_value(item.model_dump(mode="json"))
+    except (PydanticSerializationError, ValueError, UnicodeError, RecursionError):
+        log.error("record line of %s held a value no file can hold as it was; stored escaped", type(item).__name__)
+        data = escape_value(_storable(item))
         if "escaped" in type(item).model_fields:
             data["escaped"] = True
         return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")

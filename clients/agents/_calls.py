@@ -1,20 +1,28 @@
 """A model's tool calls: parsed, given unique ids, run or rejected, recorded faithfully, sent back acceptably.
 
-A model's output can be malformed: arguments that are not JSON or not an object, a call without a tool
-name, ids repeated or missing. Such a call never reaches the episode; the agent answers it itself with an
-error result (so the model can correct itself) and records it as a ``rejected_call`` event, so metrics
-count it. Three forms of each call are kept apart:
+A model's output can be malformed: arguments that are not strict JSON (NaN, Infinity) or not an object, text
+that is not Unicode (a lone surrogate escape such as ``"\\ud800"``), nesting no tool takes, a call without a
+tool name. Such a call never reaches the episode; the agent answers it itself with an error result (so the
+model can correct itself) and records it as a ``rejected_call`` event, so metrics count it. Three forms of
+each call are kept apart:
 
 - the *record* form (:meth:`PendingCall.recorded`): exactly what the model sent (name, raw arguments text),
   with the conversation's unique id;
 - the *wire* form sent back to the provider: the same call in a shape every provider accepts (arguments
-  always a JSON object — malformed ones wrapped under ``"_invalid_arguments"`` — and a tool name);
+  always a JSON object — malformed ones wrapped under ``"_invalid_arguments"`` — and a tool name matching
+  the providers' function-name pattern, e.g. ``functions.verify_identity`` sent back as
+  ``functions_verify_identity``);
 - the *call* itself: parsed arguments for the episode, or why they cannot be used.
+
+Ids repeated or missing are made unique too, but they are not held against the model: call ids come from
+the provider's serving stack, not from what the model wrote.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +31,7 @@ import anyio
 from clients.agents.base import AgentSession, ToolResult, error_text
 from servers.dispatch import MAX_ARGUMENT_BYTES
 from servers.record import CallError
+from servers.text import has_surrogates
 
 __all__ = [
     "PendingCall",
@@ -33,6 +42,8 @@ __all__ = [
     "invalid_arguments_text",
     "INVALID_ARGUMENTS_KEY",
     "UNNAMED_TOOL",
+    "wire_tool_name",
+    "MAX_ARGUMENT_DEPTH",
 ]
 
 INVALID_ARGUMENTS_KEY = "_invalid_arguments"
@@ -42,6 +53,43 @@ UNNAMED_TOOL = "_unnamed"
 """The tool name a call without one carries when sent back to the provider."""
 
 _NO_VALUE = object()
+
+_WIRE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What OpenAI (``^[a-zA-Z0-9_-]+$``, 64 characters) and Anthropic accept as a function name sent back."""
+
+
+def wire_tool_name(name: str) -> str:
+    """``name`` as a provider accepts it in the history: other characters become ``_``, cut to 64."""
+    if _WIRE_NAME.fullmatch(name):
+        return name
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or UNNAMED_TOOL
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (strict JSON has no NaN or Infinity)")
+
+
+MAX_ARGUMENT_DEPTH = 32
+"""Nesting of arguments past which they are refused: no tool takes it, and deeper values are where encoders,
+records and providers break (pydantic's serialiser stops near 256 levels, Python's json near 1000)."""
+
+
+def _not_data(value: Any, depth: int = 0) -> str | None:
+    """What makes parsed arguments unusable although they parsed: text that is not Unicode, non-finite numbers,
+    nesting deeper than :data:`MAX_ARGUMENT_DEPTH`."""
+    if depth > MAX_ARGUMENT_DEPTH:
+        return f"they nest deeper than {MAX_ARGUMENT_DEPTH} levels, which no tool takes"
+    if isinstance(value, str):
+        return "they hold a lone surrogate escape (such as \\ud800), which is not Unicode text" if has_surrogates(value) else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"they hold {value!r}, which strict JSON has no way to write"
+    if isinstance(value, dict):
+        items: list[Any] = [*value.keys(), *value.values()]
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    return next((p for p in (_not_data(item, depth + 1) for item in items) if p is not None), None)
 
 
 def _json_type(value: Any) -> str:
@@ -63,15 +111,23 @@ def parse_arguments(raw: Any, *, parsed: bool = False) -> tuple[str, dict[str, A
     if raw is None or (isinstance(raw, str) and not raw.strip() and not parsed):
         return "{}", {}, None
     if isinstance(raw, dict):
-        return json.dumps(raw, ensure_ascii=False), raw, None
+        text = json.dumps(raw, ensure_ascii=False)
+        problem = _not_data(raw)
+        return (text, raw, None) if problem is None else (text, None, f"arguments cannot be used: {problem}; send valid JSON text")
     if parsed or not isinstance(raw, str):
         return json.dumps(raw, ensure_ascii=False), None, f"arguments must be a JSON object, not {_json_type(raw)}"
     try:
-        parsed = json.loads(raw)
+        # Python's json takes NaN and Infinity; no provider, tool or SFT trainer does
+        parsed = json.loads(raw, parse_constant=_reject_constant)
+    except RecursionError:
+        return raw, None, f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels, which no tool takes; send a flat JSON object"
     except ValueError as exc:
         return raw, None, f"arguments are not valid JSON ({exc}); send a JSON object"
     if not isinstance(parsed, dict):
         return raw, None, f"arguments must be a JSON object, not {_json_type(parsed)}"
+    problem = _not_data(parsed)
+    if problem is not None:
+        return raw, None, f"arguments cannot be used: {problem}; send valid JSON text"
     return raw, parsed, None
 
 
@@ -98,7 +154,9 @@ class PendingCall:
         """The arguments as an object any provider accepts (malformed ones wrapped, not dropped)."""
         if self.arguments is not None:
             return self.arguments
-        return {INVALID_ARGUMENTS_KEY: self.raw if self.value is _NO_VALUE else self.value}
+        # a parsed value goes back as it came, unless it holds what no JSON body can carry (then as its text)
+        clean = self.value is not _NO_VALUE and _not_data(self.value) is None
+        return {INVALID_ARGUMENTS_KEY: self.value if clean else self.raw}
 
     def wire_arguments(self) -> str:
         """The arguments as a JSON-object string (the model's own text when it was one)."""
@@ -106,8 +164,8 @@ class PendingCall:
 
     @property
     def wire_name(self) -> str:
-        """The tool name sent back to the provider."""
-        return self.name or UNNAMED_TOOL
+        """The tool name sent back to the provider: the model's own when a provider accepts it."""
+        return wire_tool_name(self.name) if self.name else UNNAMED_TOOL
 
 
 class CallIds:
@@ -118,7 +176,10 @@ class CallIds:
         self.used: set[str] = set()
 
     def take(self, raw: Any, session: AgentSession, index: int) -> str:
-        """The id of call ``index`` of the current turn: the model's own when it is new, else a fresh one."""
+        """The id of call ``index`` of the current turn: the model's own when it is new, else a fresh one.
+
+        A fix here is no fault of the model's (ids are the serving stack's): it is noted in ``session.id_fixes``.
+        """
         wanted = raw if isinstance(raw, str) and raw else None
         if wanted is None:
             candidate = f"{self.prefix}_{session.turns}_{index}"
@@ -129,9 +190,9 @@ class CallIds:
         while candidate in self.used:
             candidate += "_"
         if wanted is None:
-            session.model_faults.append(f"tool call without an id (now {candidate!r})")
+            session.id_fixes.append(f"tool call without an id (now {candidate!r})")
         elif candidate != wanted:
-            session.model_faults.append(f"duplicate tool-call id {wanted!r} (now {candidate!r})")
+            session.id_fixes.append(f"duplicate tool-call id {wanted!r} (now {candidate!r})")
         self.used.add(candidate)
         return candidate
 
@@ -147,8 +208,12 @@ def pending_call(session: AgentSession, ids: CallIds, index: int, call_id: Any, 
     raw, value, problem = parse_arguments(arguments, parsed=parsed)
     if not tool:
         value, problem = None, "tool call without a function name; name one of the tools"
+    elif has_surrogates(tool):
+        value, problem = None, "the tool name holds a lone surrogate escape, which is not Unicode text; name one of the tools"
     if problem is not None:
         session.model_faults.append(f"call {unique!r} ({tool or 'no name'}): {problem}")
+    elif wire_tool_name(tool) != tool:
+        session.model_faults.append(f"call {unique!r}: tool name {tool!r} is not a function name (sent back as {wire_tool_name(tool)!r})")
     return PendingCall(id=unique, name=tool, arguments=value, problem=problem, raw=raw, value=arguments if parsed else _NO_VALUE)
 
 

@@ -10,7 +10,13 @@ What still fails is blamed where it belongs (the model in :mod:`clients.blame`):
 
 - a refusal that retrying cannot fix and that the *model* caused ends the episode as the agent's failure
   (:class:`~clients.errors.AgentStop`): the conversation outgrew the model's context (``context_overflow``),
-  or the provider refuses a conversation carrying the model's own malformed output (``model_output_rejected``);
+  or the provider refuses, *for what the model produced* (its message points into the conversation's
+  messages, tool calls or arguments), a conversation carrying the model's malformed output
+  (``model_output_rejected``). A refusal about anything else (a key, a parameter) is never the model's,
+  whatever the model did earlier;
+- a context overflow on the episode's first request is no one's doing but the run's configuration (the
+  prompt and tools alone do not fit, or ``--max-tokens`` leaves no room): errored, not re-run, with what to
+  change;
 - any other refusal (a bad key, an unknown model, a bad parameter) is a provider error that re-running will
   not fix (``retryable=False``);
 - retries exhausted, a body that is not a JSON object, a Retry-After beyond ``Backoff.max_wait`` are
@@ -33,6 +39,7 @@ from clients.agents.base import AgentSession
 from clients.agents.keys import KeyRefused, KeySource
 from clients.agents.timing import Backoff, Sleep, retry_after_seconds
 from clients.errors import AgentStop, ProviderError, ProviderTimeout
+from servers.text import escape_value
 
 __all__ = [
     "Backoff",
@@ -66,6 +73,40 @@ def is_context_overflow(status: int, message: str, code: str | None = None) -> b
     return status in (400, 422) and _OVERFLOW.search(message) is not None
 
 
+_ABOUT_OUTPUT = re.compile(
+    r"messages?\s*[\[.]\s*\d|tool[ _-]?calls?|tool_use|tool_result|arguments?",
+    re.IGNORECASE,
+)
+"""Wording of a refusal that points into the conversation (its messages, tool calls, arguments), where the
+model's output is; not into the request's own settings or tool definitions (``tools[0].function...``)."""
+_ABOUT_ACCESS = re.compile(
+    r"api[ _-]?key|x-api-key|authenticat|authori[sz]|credential|permission|billing|quota|organi[sz]ation", re.IGNORECASE
+)
+"""Wording of a refusal about the caller's access: never the model's, whatever else it names."""
+_MAX_TOKENS = re.compile(r"max_tokens|max_completion_tokens|max_new_tokens|max_output_tokens", re.IGNORECASE)
+
+
+def about_model_output(message: str) -> bool:
+    """Whether a refusal's message is about what the model produced (its tool calls), not about the request."""
+    return _ABOUT_OUTPUT.search(message) is not None and _ABOUT_ACCESS.search(message) is None
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as strict UTF-8 JSON, whatever the conversation holds.
+
+    A model's lone surrogate (``"\\ud800"``) sits in the history sent back; UTF-8 cannot carry it, so it goes
+    out escaped (``servers.text``) instead of crashing the request.
+    """
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:
+        return json.dumps(escape_value(body), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # deeper than escape_value walks: JSON's own \udXXX escapes, ASCII throughout
+        return json.dumps(body, separators=(",", ":")).encode("ascii")
+
+
 def token_count(value: Any) -> int | None:
     """A usage figure as an int, or None when the provider sent something that is not a count."""
     if isinstance(value, bool):
@@ -96,6 +137,16 @@ def _error_detail(response: httpx.Response) -> tuple[str, str | None]:
         if isinstance(body.get("message"), str):
             return body["message"][:300], None
     return json.dumps(body)[:300], None
+
+
+def _what_to_change(message: str) -> str:
+    """The one change that lets a run whose first request cannot fit go through."""
+    if _MAX_TOKENS.search(message):
+        return "lower --max-tokens (the completion cap per model call) so the prompt and the completion fit the model's context"
+    return (
+        "the prompt and tools alone exceed the model's context: serve the model with a longer context "
+        "(vLLM: --max-model-len), pick a model with a longer one, or run tasks with fewer tools"
+    )
 
 
 class ProviderClient:
@@ -161,7 +212,9 @@ class ProviderClient:
             try:
                 # httpx's timeouts bound each read; this bounds the whole exchange (a trickling body too).
                 with anyio.fail_after(timeout):
-                    response = await client.post(url, json=body, timeout=timeout)
+                    response = await client.post(
+                        url, content=encode_body(body), headers={"content-type": "application/json"}, timeout=timeout
+                    )
             except (TimeoutError, httpx.TimeoutException):
                 last = f"no complete answer within {timeout:g}s"
             except httpx.TransportError as exc:
@@ -196,7 +249,7 @@ class ProviderClient:
     def _object(url: str, response: httpx.Response) -> dict[str, Any]:
         try:
             data = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a body nested past what json decodes
             raise ProviderError(f"{url} answered {response.status_code} with a body that is not JSON: {response.text[:120]!r}") from None
         if not isinstance(data, dict):
             raise ProviderError(f"{url} answered a JSON {type(data).__name__}, not an object: {json.dumps(data)[:120]}")
@@ -205,13 +258,17 @@ class ProviderClient:
     @staticmethod
     def _refusal(url: str, status: int, message: str, code: str | None, session: AgentSession) -> Exception:
         """Who a refusal blames: the model (an AgentStop) or the request as configured (a ProviderError)."""
+        refused = f"HTTP {status}: {' '.join(message.split())}"  # one line, whatever the provider wrapped
         if is_context_overflow(status, message, code):
-            return AgentStop("context_overflow", f"the conversation no longer fits the model: HTTP {status}: {message}")
-        if status in (400, 422) and session.model_faults:
+            if session.turns <= 1:  # nothing of the model's is in it yet: the run as configured cannot fit
+                return ProviderError(f"{url} refused the first request of the episode: {refused}; {_what_to_change(message)}", status=status, retryable=False)
+            return AgentStop("context_overflow", f"the conversation no longer fits the model: {refused}")
+        if status in (400, 422) and session.model_faults and about_model_output(message):
             faults = "; ".join(session.model_faults[:3])
             why = f"the provider refused a conversation carrying the model's malformed output ({faults})"
-            return AgentStop("model_output_rejected", f"{why}: HTTP {status}: {message}")
-        return ProviderError(f"{url} refused the request: HTTP {status}: {message}", status=status, retryable=False)
+            return AgentStop("model_output_rejected", f"{why}: {refused}")
+        hint = f"; {_what_to_change(message)}" if _MAX_TOKENS.search(message) else ""
+        return ProviderError(f"{url} refused the request: {refused}{hint}", status=status, retryable=False)
 
     async def aclose(self) -> None:
         """Close the HTTP client; idempotent."""

@@ -149,7 +149,10 @@ class AgentSession:
     """Tool calls the model issued that the agent answered itself (see :meth:`reject_call`)."""
     model_faults: list[str] = field(default_factory=list)
     """Malformed output of the model the agent had to normalise before sending the conversation back
-    (duplicate ids, unparsable arguments ...): a provider refusing such a conversation refuses the model's doing."""
+    (unparsable arguments, a tool name no provider takes ...): a provider refusing such a conversation *for
+    what the model produced* refuses the model's doing (:mod:`clients.agents._provider`)."""
+    id_fixes: list[str] = field(default_factory=list)
+    """Tool-call ids the agent made unique (repeated or missing): the serving stack's doing, never the model's."""
     clock: EpisodeClock = field(init=False)
     """The episode's time budgets, from ``limits``: the agent's own time apart from waits on the provider."""
 

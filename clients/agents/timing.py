@@ -35,7 +35,9 @@ class Backoff:
     """Delays between retries: ``base * factor**attempt``, at most ``cap`` seconds, jittered.
 
     With ``jitter`` j, an exponential delay d becomes a uniform draw in ``[d·(1-j), d]``; a wait the provider
-    asked for (Retry-After) w is never shortened, only lengthened by up to ``j/5·max(w, base)``. A provider
+    asked for (Retry-After) w is never shortened, only lengthened by a draw in ``[0, j·max(w, base)]``: the
+    spread grows with the wait, so the episodes one rate limit stopped together (a provider answers them all
+    ``Retry-After: 1``) come back over half a second, not in one burst that trips the limit again. A provider
     asking for more than ``max_wait`` seconds is not waited for: the request fails at once.
     """
 
@@ -53,7 +55,7 @@ class Backoff:
         """The jittered wait before retry ``attempt``: the provider's ``asked`` wait, else the exponential one."""
         draw = (rng or random).random()
         if asked is not None:
-            return asked + draw * self.jitter / 5 * max(asked, self.base)
+            return asked + draw * self.jitter * max(asked, self.base)
         return self.delay(attempt) * (1 - self.jitter * draw)
 
 

@@ -56,7 +56,9 @@ def _row(line: ResultLine, record: RecordFile) -> dict[str, Any]:
         "gates": list(grade.get("failed_gates") or []),
         "calls": line.tool_calls,
         "errs": line.tool_errors,
-        "tokens": line.tokens.total,
+        # every token the episode cost: its earlier attempts' too, which errored and were run again
+        "tokens": line.tokens.total + line.failed_attempt_tokens.total,
+        "rerun_tokens": line.failed_attempt_tokens.total,
         "ms": line.wall_ms,
         "turns": line.turns,
         "stop": line.stop_reason,

@@ -196,7 +196,7 @@ async def test_every_retry_is_jittered(tmp_path: Path) -> None:
     exponential = [backoff.pause(2, rng=rng) for _ in range(200)]
     assert min(exponential) >= 2.0 and max(exponential) <= 4.0 and len(set(exponential)) == 200
     asked = [backoff.pause(0, 3.0, rng) for _ in range(200)]
-    assert min(asked) >= 3.0 and max(asked) <= 3.0 * 1.1  # never earlier than the provider asked
+    assert min(asked) >= 3.0 and max(asked) <= 3.0 * 1.5  # never earlier than the provider asked
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

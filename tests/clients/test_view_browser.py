@@ -91,6 +91,12 @@ def test_run_page_shows_the_counts_and_pass_rates_of_a_known_run(chromium: Any, 
     assert (stat("episodes"), stat("pass_at_1"), stat("pass_hat_k"), stat("pass_at_k")) == (
         str(known["graded"]), known["pass_at_1"], known["pass_hat_k"], known["pass_at_k"],
     )
+    # the denominator of pass^k and pass@k: problems with k graded trials (the errored trial's problem is not one)
+    sub = lambda key: page.locator(f'[data-stat="{key}"] .stat-sub').inner_text()  # noqa: E731
+    assert "over 5 problems with 2 graded trials" in sub("pass_hat_k") and "over 5 problems with 2 graded trials" in sub("pass_at_k")
+    task_rows = {row.split("\t")[0].split("\n")[0]: row for row in texts(page, ".tasks tbody tr")}
+    assert "60% of 1" in task_rows["dispute_too_old"] or "100% of 1" in task_rows["dispute_too_old"], task_rows
+    assert " of 2" in task_rows["cancel_wire"], task_rows
     counts = page.locator(".counts")
     assert counts.inner_text() == f"12 of 12 episodes · {known['pass']} pass · {known['fail']} fail · {known['errored']} infra error"
     cells = [page.locator(f'.grid .cell[data-verdict="{v}"]').count() for v in ("pass", "fail", "err")]

@@ -73,7 +73,7 @@ function episodeMeta(run, row, header) {
     ["fixture", header ? String(header.fixture_version) + " (seed " + header.fixture_seed + ")" : "–"],
     ["status", row.status + (row.stop ? " · stopped: " + row.stop : "")],
     ["tool calls", int(row.calls) + " (" + int(row.errs) + " failed)"],
-    ["turns · tokens", int(row.turns) + " · " + int(row.tokens)],
+    ["turns · tokens", int(row.turns) + " · " + int(row.tokens) + (row.rerun_tokens ? " (" + int(row.rerun_tokens) + " in re-run attempts)" : "")],
     ["time", dur(row.ms) + (row.attempts > 1 ? " · " + row.attempts + " attempts" : "")],
   ];
   return h("dl", {class: "meta cols"}, pairs.map(([k, v]) => [h("dt", null, k), h("dd", null, String(v))]));

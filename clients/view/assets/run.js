@@ -122,13 +122,18 @@ function agentCards(agent, k) {
     card("pass@1", pct(o.pass_at_1), "95% CI " + ci(o.pass_at_1_ci, true), "pass_at_1"),
   ];
   if (k > 1) {
-    cards.push(card("pass^" + k, pct(o.pass_hat_k), "all " + k + " trials pass", "pass_hat_k"));
-    cards.push(card("pass@" + k, pct(o.pass_at_k), "some of " + k + " trials pass", "pass_at_k"));
+    // the denominator: problems with k graded trials (one whose trials errored is left out of both)
+    const over = " · over " + plural(o.problems_k || 0, "problem") + " with " + k + " graded trials";
+    cards.push(card("pass^" + k, pct(o.pass_hat_k), "all " + k + " trials pass" + over, "pass_hat_k"));
+    cards.push(card("pass@" + k, pct(o.pass_at_k), "some of " + k + " trials pass" + over, "pass_at_k"));
   }
   cards.push(
     card("mean score", num(o.mean_score, 2), "95% CI " + ci(o.score_ci), "mean_score"),
     card("tool calls", num(o.mean_tool_calls, 1), "per episode · " + int(o.tool_errors) + " failed", "tool_calls"),
-    card("tokens", int(o.tokens), int(Math.round(o.tokens / Math.max(1, o.episodes + o.errored))) + " per episode", "tokens"),
+    // tokens are never dropped: those of attempts that errored and were run again count too
+    card("tokens", int(o.tokens + (o.failed_attempt_tokens || 0)),
+      int(Math.round(o.tokens / Math.max(1, o.episodes + o.errored))) + " per episode" +
+        (o.failed_attempt_tokens ? " · " + int(o.failed_attempt_tokens) + " in re-run attempts" : ""), "tokens"),
     card("time", num(o.mean_wall_s, 2) + " s", "per episode", "time"),
   );
   return h("div", {class: "stats"}, cards);
@@ -180,7 +185,11 @@ function taskTable(run, agent, visible) {
         h("td", {class: "num " + (t.pass_at_1 === 1 ? "good" : t.pass_at_1 === 0 ? "bad" : "")}, pct(t.pass_at_1)),
         h("td", {class: "num muted"}, ci(t.pass_at_1_ci, true)),
       ];
-      if (k > 1) cells.push(h("td", {class: "num"}, pct(t.pass_hat_k)), h("td", {class: "num"}, pct(t.pass_at_k)));
+      if (k > 1) {
+        const of = h("span", {class: "muted small"}, " of " + int(t.problems_k || 0));
+        const v = (x) => (x === null || x === undefined ? "" : String(x));  // sort by the rate, not its "of N"
+        cells.push(h("td", {class: "num", data: {v: v(t.pass_hat_k)}}, pct(t.pass_hat_k), of), h("td", {class: "num", data: {v: v(t.pass_at_k)}}, pct(t.pass_at_k), of.cloneNode(true)));
+      }
       cells.push(h("td", {class: "num"}, num(t.mean_score, 2)), h("td", {class: "num muted"}, ci(t.score_ci)), h("td", {class: "num"}, num(t.mean_tool_calls, 1)), h("td", {class: "num"}, int(t.tool_errors)), h("td", {class: "num"}, num(t.mean_wall_s, 2)), h("td", {class: "num" + (t.errored ? " bad" : "")}, int(t.errored)));
       return h("tr", {data: {task: String(t.name)}}, cells);
     });
