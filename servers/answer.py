@@ -13,7 +13,7 @@ environment's choices when :func:`answer_tool` runs.
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from servers.tools import ToolContext, ToolFn, tool
 
@@ -21,6 +21,16 @@ __all__ = ["answer_tool"]
 
 _ValueName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
 _Value = Annotated[str, Field(max_length=200)]
+
+
+def _none_as_empty(values: Any) -> Any:
+    """``null`` means no values, as an empty object does (clients of the older ``anyOf`` schema send it)."""
+    return {} if values is None else values
+
+
+_Values = Annotated[dict[_ValueName, _Value], BeforeValidator(_none_as_empty)]
+"""Declared a plain object with a default of ``{}``, not ``anyOf [object, null]``: simple clients (MCP Inspector
+0.15's form) cannot send an ``anyOf``, and graders read a missing, empty or null ``values`` alike."""
 
 OUTCOME_HELP = (
     "completed: you did what was asked (or answered the question); refused: the policy does not allow "
@@ -57,7 +67,7 @@ def answer_tool(
         answer: Annotated[str, Field(min_length=1, max_length=4000, description=answer_help)],
         outcome: Annotated[outcome_type, Field(description=OUTCOME_HELP)],
         reason_code: Annotated[reason_code_type | None, Field(description=REASON_CODE_HELP)] = None,
-        values: Annotated[dict[_ValueName, _Value], Field(max_length=20, description=values_help)] | None = None,
+        values: Annotated[_Values, Field(max_length=20, description=values_help)] = {},  # noqa: B006 - pydantic copies it
     ) -> receipt:  # type: ignore[valid-type]
         # deliberately writes nothing: the record keeps the arguments, so an answer never shows in the world's diff
         return receipt(received=True, submitted_at=now(ctx), value_names=sorted(values or {}))

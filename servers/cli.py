@@ -19,12 +19,13 @@ import anyio
 
 from fixtures.errors import ToolgymError
 from servers import secrecy
+from servers.admission import MemoryBudget, format_mb, parse_size
 from servers.deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT
 from servers.environment import Environment
 from servers.episodes import HISTORY_BYTES, EpisodeManager
 from servers.private_tasks import with_private_tasks
 from servers.registry import load_environment
-from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSIONS_PER_EPISODE
+from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSIONS_PER_EPISODE
 
 if TYPE_CHECKING:
     from servers.http import HttpServer
@@ -106,6 +107,21 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="http: close an episode (and end its MCP sessions) after S seconds without a tool call (default: 1800)",
     )
     parser.add_argument(
+        "--max-memory",
+        default="auto",
+        metavar="SIZE",
+        help="http: memory budget for worlds, e.g. 2G; a create that would not fit is refused with 503 memory_limit "
+        "(auto, the default: the cgroup's memory.max or ulimit -v when set, else none; none: no budget)",
+    )
+    parser.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=DEFAULT_SESSION_IDLE_TIMEOUT,
+        metavar="S",
+        help="http: end a handshake-era MCP session after S seconds without a POST; a /mcp session's episode "
+        f"is released with it (default: {DEFAULT_SESSION_IDLE_TIMEOUT:g}; clients that exit without DELETE leave theirs)",
+    )
+    parser.add_argument(
         "--closed-ttl",
         type=float,
         default=600.0,
@@ -185,10 +201,15 @@ def _check(environment: Environment, args: argparse.Namespace) -> None:
         raise CliError(f"--max-sessions must be >= 1, got {args.max_sessions}")
     if args.sessions_per_episode < 1:
         raise CliError(f"--sessions-per-episode must be >= 1, got {args.sessions_per_episode}")
-    for flag in ("idle_timeout", "closed_ttl", "reap_interval", "head_timeout", "body_timeout"):
+    for flag in ("idle_timeout", "session_idle_timeout", "closed_ttl", "reap_interval", "head_timeout", "body_timeout"):
         value = getattr(args, flag)
         if not 0 < value < float("inf"):
             raise CliError(f"--{flag.replace('_', '-')} must be a positive number of seconds, got {value}")
+    if args.max_memory not in ("auto", "none"):
+        try:
+            parse_size(args.max_memory)
+        except ValueError as exc:
+            raise CliError(f"--max-memory: {exc}") from None
     if args.token is not None and not args.token.strip():
         raise CliError("--token is empty; give a real token, or leave it out to have one generated")
     if args.token is not None and args.no_token:
@@ -307,6 +328,13 @@ def _without_token_argument(argv: list[str]) -> list[str]:
     return kept
 
 
+def _memory_line(server: HttpServer) -> str:
+    budget = server.manager.memory
+    if budget is None:
+        return "none (no --max-memory, cgroup memory.max or ulimit -v): creates are bounded by --max-episodes only"
+    return f"{budget.source}, {format_mb(budget.reserve)} of it kept in reserve"
+
+
 def _banner(environment: Environment, server: HttpServer, args: argparse.Namespace, generated: bool) -> str:
     """The startup lines on stderr: endpoints, and the control token with its usage (the operator's copy)."""
     lines = [
@@ -314,6 +342,7 @@ def _banner(environment: Environment, server: HttpServer, args: argparse.Namespa
         f"  MCP (one episode per session): {server.mcp_url}",
         f"  limits:                        {args.max_sessions} /mcp sessions, {args.max_episodes} control API episodes",
         f"  allocator:                     {_allocator_line()}",
+        f"  memory budget:                 {_memory_line(server)}",
     ]
     if server.health_url is not None:
         lines.append(f"  health (off the event loop):   {server.health_url}  (same bearer token)")
@@ -353,6 +382,13 @@ def _allocator_line() -> str:
     return "pymalloc (--allocator python, or PYTHONMALLOC set): memory of released episodes may stay resident"
 
 
+def _memory_budget(text: str) -> MemoryBudget | None:
+    """``--max-memory``: ``auto`` (the cgroup or RLIMIT_AS limit, if any), ``none``, or a size."""
+    if text == "none":
+        return None
+    return MemoryBudget.resolve(None if text == "auto" else parse_size(text))
+
+
 def _serve_http(environment: Environment, args: argparse.Namespace, token: str | None, generated: bool) -> int:
     from servers import malloc
     from servers.http import serve_http
@@ -367,6 +403,7 @@ def _serve_http(environment: Environment, args: argparse.Namespace, token: str |
         idle_timeout=args.idle_timeout,
         closed_ttl=args.closed_ttl,
         history_bytes=int(args.history_mb * 2**20),
+        memory=_memory_budget(args.max_memory),
     )
 
     def announce(server: HttpServer) -> None:
@@ -387,6 +424,7 @@ def _serve_http(environment: Environment, args: argparse.Namespace, token: str |
                 session_seed=args.seed,
                 max_sessions=args.max_sessions,
                 sessions_per_episode=args.sessions_per_episode,
+                session_idle_timeout=args.session_idle_timeout,
                 reap_interval=args.reap_interval,
                 output_schemas=args.output_schemas,
                 head_timeout=args.head_timeout,

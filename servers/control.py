@@ -40,6 +40,7 @@ import asyncio
 import contextvars
 import importlib
 from types import ModuleType
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -129,6 +130,8 @@ class Control:
         self.sessions = sessions
         self.heartbeat: Heartbeat | None = None
         """The serving event loop's heartbeat (set by the HTTP app): health then says how late the loop is."""
+        self.connections: Callable[[], dict[str, int]] | None = None
+        """Open connections against the open-files limit (set by the HTTP server: ``servers/accept.py``)."""
 
     @property
     def environment_name(self) -> str:
@@ -171,6 +174,10 @@ class Control:
         limits: dict[str, Any] = {"episodes": {"open": manager.capped_count, "max": manager.max_live}}
         if self.sessions is not None:
             limits.update(self.sessions.counts())
+        if manager.memory is not None:
+            limits["memory"] = manager.memory.snapshot()
+        if self.connections is not None:
+            limits["connections"] = self.connections()
         body: dict[str, Any] = {"status": "ok", "env": self.environment_name, "episodes": len(manager), "limits": limits}
         body["released"] = manager.history_counts()
         if self.heartbeat is not None:

@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, GradingError, RecordError, TaskError
 from servers.control import MAX_BODY_BYTES, Control, CreateEpisode, FinishEpisode, GradingUnavailable, NotGradable
+from servers.admission import MemoryLimitReached
 from servers.dispatch import format_validation_error
 
 __all__ = ["control_app", "control_routes", "json_error"]
@@ -239,6 +240,8 @@ class _ControlApp:
             response = json_error(400, "unknown_task", str(exc))
         except NotGradable as exc:
             response = json_error(409, "not_gradable", str(exc))
+        except MemoryLimitReached as exc:  # before its parent: the answer names the limit that was reached
+            response = json_error(503, "memory_limit", str(exc))
         except EpisodeLimitReached as exc:
             response = json_error(503, "episode_limit", str(exc))
         except GradingUnavailable as exc:

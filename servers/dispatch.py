@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
+from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -32,16 +35,97 @@ MAX_ARGUMENT_BYTES = 64 * 1024
 """Arguments larger than this (as JSON) are refused before validation; no tool needs more."""
 
 
-def format_validation_error(exc: ValidationError) -> str:
-    """One readable line per problem: ``field: message`` (rejected values are not echoed back in full)."""
+def format_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One readable line per problem: ``field: message`` (rejected values are not echoed back in full).
+
+    With the arguments' ``model``, a JSON number sent for a decimal amount (a string whose pattern takes
+    ``"125.00"``) says the format expected and the decimal string to send instead.
+    """
     parts = []
     for err in exc.errors(include_url=False):
         where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
         message = err["msg"]
         if err["type"] == "extra_forbidden":
             message = "unknown argument"
+        elif err["type"] == "string_type" and model is not None and _is_number(err.get("input")):
+            hint = _number_for_string(where, err["input"], _property(model, err["loc"]))
+            if hint is not None:
+                parts.append(hint)
+                continue
         parts.append(f"{where}: {message}")
     return "; ".join(parts)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_DECIMAL_SAMPLE = "125.00"
+
+
+def _number_for_string(where: str, number: float, prop: dict[str, Any] | None) -> str | None:
+    """The message for a JSON number sent for a decimal amount (money is a decimal string: decision 8), or None."""
+    pattern = (prop or {}).get("pattern")
+    if not (isinstance(pattern, str) and _matches(pattern, _DECIMAL_SAMPLE)):
+        return None
+    shown = repr(number) if isinstance(number, float) else str(number)
+    return f'{where} must be a decimal string such as "{_as_decimal_text(number, pattern)}"; got the number {shown}'
+
+
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def _as_decimal_text(number: float, pattern: str) -> str:
+    """``number`` written as the decimal string the pattern takes (two decimals when it takes them), else the sample."""
+    try:
+        exact = Decimal(str(number))
+        text = f"{exact:.2f}"
+    except (ArithmeticError, ValueError):
+        return _DECIMAL_SAMPLE
+    # never suggest a rounded figure: the agent must decide what it meant
+    return text if Decimal(text) == exact and _matches(pattern, text) else _DECIMAL_SAMPLE
+
+
+def _property(model: type[BaseModel], loc: tuple[int | str, ...]) -> dict[str, Any] | None:
+    """The JSON schema of the argument at ``loc`` (``$ref`` followed; the non-null branch of an ``anyOf``)."""
+    schema = _json_schema(model)
+    prop: Any = schema
+    for key in loc:
+        prop = _effective(schema, prop)
+        if prop is None:
+            return None
+        if isinstance(key, str) and key in prop.get("properties", {}):
+            prop = prop["properties"][key]
+        elif isinstance(key, int) and isinstance(prop.get("items"), dict):
+            prop = prop["items"]
+        elif isinstance(prop.get("additionalProperties"), dict):
+            prop = prop["additionalProperties"]
+        elif isinstance(prop.get("patternProperties"), dict) and prop["patternProperties"]:
+            prop = next(iter(prop["patternProperties"].values()))
+        else:
+            return None
+    return _effective(schema, prop)
+
+
+def _effective(root: dict[str, Any], prop: Any) -> dict[str, Any] | None:
+    if not isinstance(prop, dict):
+        return None
+    ref = prop.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        prop = root.get("$defs", {}).get(ref.removeprefix("#/$defs/"), {})
+    for option in prop.get("anyOf", ()):
+        if isinstance(option, dict) and option.get("type") != "null":
+            return _effective(root, option)
+    return prop
+
+
+@lru_cache(maxsize=256)
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
 _INT_LIMIT = 2**63 - 1
@@ -129,7 +213,7 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
     try:
         validated = spec.arguments.model_validate(raw_args)
     except ValidationError as exc:
-        return finish(error=CallError(error_class="invalid_arguments", code="invalid_arguments", message=format_validation_error(exc)))
+        return finish(error=CallError(error_class="invalid_arguments", code="invalid_arguments", message=format_validation_error(exc, spec.arguments)))
 
     world = episode.world
     ctx = ToolContext(world=world, episode_id=episode.id, call_seq=seq)

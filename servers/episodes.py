@@ -29,6 +29,7 @@ import anyio.to_thread
 from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, RecordError, RecordUnwritable
 from fixtures.world import World
 from servers import malloc
+from servers.admission import MemoryBudget
 from servers.environment import Environment
 from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, RecordWriter, ToolCallEvent
 
@@ -143,6 +144,7 @@ class EpisodeManager:
         history_bytes: bound on the memory those records take (compressed); the oldest go first.
         sync_records: fsync each record file when its episode closes (a server's records are the only copy;
             a runner's are rebuilt by ``--resume`` from its results, so it skips the wait).
+        memory: a memory budget; a create that would not fit raises ``MemoryLimitReached`` (capped or not).
     """
 
     def __init__(
@@ -156,8 +158,13 @@ class EpisodeManager:
         record_dir: Path | None = None,
         history_bytes: int = HISTORY_BYTES,
         sync_records: bool = True,
+        memory: MemoryBudget | None = None,
     ) -> None:
         self.environment = environment
+        self.memory = memory
+        """The memory budget every create is checked against (``servers/admission.py``); None: no memory cap."""
+        self._building = 0
+        """Episodes of any kind being created in a worker thread (their worlds are not measured yet)."""
         self.max_live = max_live
         self.idle_timeout = idle_timeout
         self.closed_ttl = closed_ttl
@@ -207,6 +214,7 @@ class EpisodeManager:
         """
         if capped:
             self._check_room()
+        self._check_memory()
         return self._register(*self._build(task, seed), task, seed, record_path, episode_id, capped)
 
     async def create_async(
@@ -225,16 +233,30 @@ class EpisodeManager:
         """
         if capped:
             self._check_room()
+        self._check_memory()
+        if capped:
             self._pending += 1
+        self._building += 1
         try:
             env = self.environment
             if task is not None:
                 env.task_template(task)  # an unknown task fails here, without a thread
             built = await anyio.to_thread.run_sync(self._build, task, seed, limiter=_limiter(), abandon_on_cancel=False)
         finally:
+            self._building -= 1
             if capped:
                 self._pending -= 1
         return self._register(*built, task, seed, record_path, episode_id, capped)
+
+    def _check_memory(self) -> None:
+        """Refuse a world the memory budget cannot hold (MemoryLimitReached), before any of it is made."""
+        budget = self.memory
+        if budget is None:
+            return
+        if not budget.world_bytes:  # sized once, from the fixture every world of this manager is cloned from
+            env = self.environment
+            budget.size_worlds(len(env.fixture.template(env.task_fixture_seed).data))
+        budget.admit(self._building)
 
     def _check_room(self) -> None:
         if self._capped_count() + self._pending >= self.max_live:

@@ -20,8 +20,9 @@ the fallback where httptools cannot be installed.
 Long runs under load: uvicorn keeps idle connections for ``KEEP_ALIVE`` seconds, longer than the clients'
 pools keep theirs (httpx: 5 s), so a client never sends on a connection the server is closing (the
 default 5 s raced them: ``ReadError`` on POST at 500 sessions). The soft limit on open files is raised to
-the hard one at startup, and running out of them logs one line per ``FD_LOG_INTERVAL`` seconds instead of
-a traceback per failed ``accept``.
+the hard one at startup; connections are accepted by ``servers/accept.py`` within that limit, with an
+overflow lane that still answers health, a pause (not a spin) when out of descriptors, and one log line
+per ``FD_LOG_INTERVAL`` seconds instead of a traceback per failed ``accept``.
 
 Faults: uvicorn's protocol is wrapped with deadlines on request heads, bodies and unread responses
 (``servers/deadlines.py``: ``head_timeout``, ``body_timeout``, ``write_timeout``), so a silent client cannot
@@ -32,6 +33,7 @@ listener in a process of its own, fed at every heartbeat, that answers however b
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import logging
@@ -50,6 +52,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
 from servers import malloc
+from servers.accept import OVERFLOW_HEAD_TIMEOUT, OVERFLOW_KEY, Acceptor, OverflowGate, connection_budget
 from servers.control import Control
 from servers.control_app import control_app
 from servers.deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DEFAULT_WRITE_TIMEOUT, with_deadlines
@@ -67,6 +70,7 @@ from servers.routing import (
     loopback_security,
 )
 from servers.secrecy import forbid_dumps
+from servers.sessions import DEFAULT_SESSION_IDLE_TIMEOUT
 
 __all__ = ["build_http_app", "serve_http", "running_http", "HttpServer", "bind_socket", "new_token", "KEEP_ALIVE", "HTTP_PROTOCOL"]
 
@@ -92,7 +96,7 @@ def build_http_app(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     sessions_per_episode: int = DEFAULT_SESSIONS_PER_EPISODE,
     reap_interval: float = 30.0,
-    session_idle_timeout: float | None = None,
+    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
     json_response: bool = True,
     output_schemas: OutputSchemas = "compact",
 ) -> Starlette:
@@ -114,8 +118,9 @@ def build_http_app(
         max_sessions: cap on open ``/mcp`` sessions; one more gets JSON-RPC error ``EPISODE_LIMIT_REACHED``.
         sessions_per_episode: cap on handshake-era sessions opened on one episode's URL.
         reap_interval: seconds between reaper passes (pooled worlds idle for a whole pass are freed too).
-        session_idle_timeout: seconds after which the SDK drops an idle handshake-era session (and the
-            reaper then releases its ``/mcp`` episode); defaults to the manager's ``idle_timeout``.
+        session_idle_timeout: seconds without a POST after which a handshake-era session ends (at the next
+            reaper pass, its ``/mcp`` episode released); well below an episode's ``idle_timeout`` by default,
+            so clients that exit without a DELETE hold no room (and no ``/mcp`` world) for long.
         json_response: answer MCP POSTs with plain JSON rather than an SSE stream (our tools never stream).
         output_schemas: ``compact`` (default), ``full`` or ``none`` (see ``servers/mcp_server.py``).
 
@@ -127,6 +132,8 @@ def build_http_app(
         raise ValueError("give a control token or no_token=True, not both")
     if max_sessions < 1 or sessions_per_episode < 1:
         raise ValueError(f"max_sessions and sessions_per_episode must be >= 1, got {max_sessions}, {sessions_per_episode}")
+    if not 0 < session_idle_timeout < float("inf"):
+        raise ValueError(f"session_idle_timeout must be a positive number of seconds, got {session_idle_timeout}")
     token = None if no_token else (token if token is not None else new_token())
     if token is not None:
         forbid_dumps()  # a process holding the token keeps same-user processes out of its memory
@@ -140,6 +147,7 @@ def build_http_app(
         session_seed=session_seed,
         max_sessions=max_sessions,
         sessions_per_episode=sessions_per_episode,
+        session_idle_timeout=session_idle_timeout,
     )
     server = build_mcp_server(environment, router.resolve, output_schemas=output_schemas)
     control = Control(manager, sessions=router.sessions)
@@ -155,7 +163,7 @@ def build_http_app(
             app=server,
             json_response=json_response,
             security_settings=security,
-            session_idle_timeout=session_idle_timeout or manager.idle_timeout,
+            session_idle_timeout=session_idle_timeout,
             max_sessions=max_sessions + per_episode_room,
         )
         manager.on_close.append(router.episode_ended)
@@ -269,15 +277,48 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 class _Uvicorn(uvicorn.Server):
-    """uvicorn that signals when it is accepting connections (no polling on ``started``)."""
+    """uvicorn that signals when it is accepting connections (no polling on ``started``), and accepts them
+    with an :class:`~servers.accept.Acceptor` (bounded by the open-files limit, backing off when out of them)."""
 
-    def __init__(self, config: uvicorn.Config, ready: anyio.Event) -> None:
+    def __init__(self, config: uvicorn.Config, ready: anyio.Event, overflow_protocol: type[Any]) -> None:
         super().__init__(config)
         self._ready = ready
+        self._overflow_protocol = overflow_protocol
+        self.acceptors: list[Acceptor] = []
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        if self.started and sockets:
+            loop = asyncio.get_running_loop()
+            budget, overflow = connection_budget()
+            for sock in sockets:
+                # asyncio's accept loop spins when out of descriptors; a loop that does not accept through a
+                # reader (uvloop) keeps its own
+                if not loop.remove_reader(sock.fileno()):
+                    continue
+                acceptor = Acceptor(loop, sock, self._make_protocol, budget, overflow)
+                acceptor.start()
+                self.acceptors.append(acceptor)
         self._ready.set()
+
+    def _make_protocol(self, overflow: bool) -> asyncio.Protocol:
+        """uvicorn's protocol for one accepted connection (as its own ``create_protocol``), or the overflow lane's."""
+        config = self.config
+        if overflow:
+            state = {**self.lifespan.state, OVERFLOW_KEY: True}
+            return self._overflow_protocol(config=config, server_state=self.server_state, app_state=state)  # type: ignore[no-any-return]
+        return config.http_protocol_class(config=config, server_state=self.server_state, app_state=self.lifespan.state)  # type: ignore[call-arg]
+
+    def connection_counts(self) -> dict[str, int]:
+        """Open connections and their bounds (``/control/health``'s ``limits.connections``)."""
+        if self.acceptors:
+            return self.acceptors[0].counts()
+        return {"open": len(self.server_state.connections)}
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for acceptor in self.acceptors:
+            acceptor.close()
+        await super().shutdown(sockets)
 
 
 @dataclass
@@ -353,7 +394,7 @@ def _prepare(
     install_accept_log_filter()
     sock = bind_socket(host, port)
     config = uvicorn.Config(
-        app,
+        OverflowGate(app),
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=graceful_timeout,
@@ -376,9 +417,13 @@ def _prepare(
     ready = anyio.Event()
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}"
-    server = _Uvicorn(config, ready)
+    # The overflow lane's connections (servers/accept.py) get a short head deadline: a silent one must not
+    # keep a monitor's health request out for long.
+    overflow_protocol = with_deadlines(_protocol_class(), min(OVERFLOW_HEAD_TIMEOUT, deadlines[0]), *deadlines[1:])
+    server = _Uvicorn(config, ready, overflow_protocol)
     # The reaper trims memory once connections have closed too (their buffers and sessions are freed then).
     app.state.open_connections = lambda: len(server.server_state.connections)
+    app.state.control.connections = server.connection_counts
     handle = HttpServer(url=url, app=app, manager=app.state.manager, _server=server, token=app.state.token, health=health)
     return handle, sock, ready
 

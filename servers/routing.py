@@ -10,8 +10,9 @@ requests land in the right world is the episode id this module puts in the ASGI 
 - ``/mcp`` — the plain endpoint for clients configured with one URL (``claude mcp add --transport http``).
   Each handshake-era MCP session gets its own episode (free play, or the server's ``--task``), created on
   the session's first routed request and released when the client DELETEs the session or the SDK drops it
-  as idle. At most ``max_sessions`` sessions are open at once (``--max-sessions``); one more is refused
-  with JSON-RPC error -32005 (``EPISODE_LIMIT_REACHED``) before the SDK opens it. Their episodes do not
+  as idle. At most ``max_sessions`` sessions are open at once (``--max-sessions``); one more ends the least
+  recently used idle session (and releases its episode), and is refused with JSON-RPC error -32005
+  (``EPISODE_LIMIT_REACHED``) only when every open session is serving a request (``servers/sessions.py``). Their episodes do not
   count against the episode manager's ``max_live``, so idle ``/mcp`` sessions never starve the control
   API's evaluation episodes (and those never starve ``/mcp``). A sessionless
   2026-07-28 request cannot be told apart from any other client's, so it is answered with JSON-RPC error
@@ -48,11 +49,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
-from fixtures.errors import EpisodeNotFound
+from fixtures.errors import EpisodeLimitReached, EpisodeNotFound
 from servers.bodies import answer_invalid_ids, read_body, replay
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import EPISODE_NOT_FOUND
-from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSIONS_PER_EPISODE, SessionTable
+from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSIONS_PER_EPISODE, SessionTable
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
@@ -103,6 +104,7 @@ class EpisodeRouter:
         session_seed: their task seed (fixture seed in free play).
         max_sessions: cap on open ``/mcp`` sessions (their episodes are outside the manager's ``max_live``).
         sessions_per_episode: cap on handshake-era sessions opened on one episode's URL.
+        session_idle_timeout: seconds without a POST after which a handshake-era session ends.
     """
 
     def __init__(
@@ -113,11 +115,14 @@ class EpisodeRouter:
         session_seed: int = 0,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         sessions_per_episode: int = DEFAULT_SESSIONS_PER_EPISODE,
+        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
     ) -> None:
         self.manager = manager
         self.session_task = session_task
         self.session_seed = session_seed
-        self.sessions = SessionTable(max_sessions=max_sessions, per_episode=sessions_per_episode)
+        self.sessions = SessionTable(
+            max_sessions=max_sessions, per_episode=sessions_per_episode, release=manager.release, idle_timeout=session_idle_timeout
+        )
         self._creating: dict[str, anyio.Event] = {}
 
     @property
@@ -135,10 +140,20 @@ class EpisodeRouter:
         self.sessions.session_manager = value
 
     def limit_message(self) -> str:
-        """Why one more ``/mcp`` session is refused, and what to do."""
+        """Why one more ``/mcp`` session is refused (every open one is serving a request), and what to do."""
         return (
-            f"{self.max_sessions} MCP sessions are already open on /mcp (the server's --max-sessions); "
-            "end one (the client's DELETE) or wait for idle sessions to expire"
+            f"all {self.max_sessions} MCP sessions on /mcp (the server's --max-sessions) are serving a request right "
+            "now, so none can make room; retry when one finishes, close a client you no "
+            "longer use, or ask the operator for a higher --max-sessions"
+        )
+
+    def episode_limit_message(self, ident: str) -> str:
+        """Why one more session on an episode's URL is refused (every open one is serving a request), and what to do."""
+        return (
+            f"episode {ident!r} has {self.sessions.per_episode} open MCP sessions (the server's --sessions-per-episode), "
+            "each serving a request right now, so none can make room; reuse the client "
+            "you have (they share one world), close one you no longer use, or connect with protocol 2026-07-28 "
+            "(mcp.Client's default mode), which needs no session"
         )
 
     async def resolve(self, ctx: ServerRequestContext[Any, Any]) -> Episode:
@@ -174,6 +189,8 @@ class EpisodeRouter:
         done = self._creating[session_id] = anyio.Event()
         try:
             episode = await self.manager.create_async(self.session_task, self.session_seed, capped=False)
+        except EpisodeLimitReached as exc:  # the memory budget: the client reads why, nothing was made
+            raise MCPError(EPISODE_LIMIT_REACHED, str(exc), {"error": "memory_limit"}) from None
         finally:
             del self._creating[session_id]
             done.set()
@@ -196,11 +213,13 @@ class EpisodeRouter:
         self.sessions.end_for_episode(episode.id)
 
     def sweep(self) -> list[str]:
-        """End the sessions the SDK no longer tracks (idle-timed-out or crashed); returns the ``/mcp`` ones.
+        """End the sessions the SDK no longer tracks (idle-timed-out or crashed) and those without a POST for
+        the session idle timeout; returns the ``/mcp`` ones the SDK dropped.
 
         Why: the SDK drops idle sessions on its own, without telling us; their episodes must not leak.
         """
         gone, owned = self.sessions.sweep()
+        owned += self.sessions.expire_idle()
         for ident in owned:
             if ident is not None:
                 self.manager.release(ident)
@@ -320,20 +339,17 @@ class EpisodeEndpoint:
                 await refusal(scope, receive, send)
                 return
             if not sessions.admit_episode(ident):
-                message = (
-                    f"episode {ident!r} already has {sessions.per_episode} open MCP sessions; "
-                    "end one (the client's DELETE) or use the 2026-07-28 protocol, which needs none"
-                )
+                message = router.episode_limit_message(ident)
                 request_id = await _request_id(scope, receive)
                 await _jsonrpc_error(503, request_id, EPISODE_LIMIT_REACHED, message)(scope, receive, send)
                 return
             await _serve_opening(manager, inner, receive, send, lambda sid: sessions.opened_episode(ident, sid))
             return
-        await manager.handle_request(inner, receive, send)
-        if scope["method"] == "DELETE":
-            session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
-            if session_id is not None and not sessions.sdk_has(session_id):
-                sessions.forget(session_id)
+        session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+        with sessions.serving(session_id, scope["method"]):
+            await manager.handle_request(inner, receive, send)
+        if scope["method"] == "DELETE" and session_id is not None and not sessions.sdk_has(session_id):
+            sessions.forget(session_id)
 
     async def _not_found(self, ident: str, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = await _security_refusal(self.security, scope, receive)
@@ -384,7 +400,8 @@ class PlainEndpoint:
                 return
             await _serve_opening(manager, _for_sdk(scope), receive, send, sessions.opened_plain)
             return
-        await manager.handle_request(_for_sdk(scope), receive, send)
+        with self.router.sessions.serving(session_id, scope["method"]):
+            await manager.handle_request(_for_sdk(scope), receive, send)
         if scope["method"] == "DELETE":
             self.router.end_session(session_id)
 

@@ -92,6 +92,8 @@ async def test_the_reaper_collects_and_trims_once_episodes_are_released_and_conn
             while len(collected) < times:
                 await anyio.sleep(0.01)
 
+    # worlds pooled by earlier tests of this process would be freed by the first pass (and collected): not ours
+    toy_environment.fixture.shrink_pool(idle=-1.0)
     with anyio.fail_after(60):
         async with running_http(toy_environment, reap_interval=0.05) as server:
             await quiet_passes(4)

@@ -33,6 +33,8 @@ async def test_health_and_environment() -> None:
             body = health.json()
             loop = body.pop("loop")
             assert loop["stalled"] is False and loop["lag_ms"] >= 0  # the event loop's heartbeat (servers/health.py)
+            connections = body["limits"].pop("connections")  # within the open-files limit (servers/accept.py)
+            assert connections["open"] >= 1 and connections["max"] > connections["open"] and connections["overflow"] == 0
             assert body == {
                 "status": "ok",
                 "env": "toy",
@@ -41,6 +43,7 @@ async def test_health_and_environment() -> None:
                     "episodes": {"open": 0, "max": 1024},
                     "mcp_sessions": {"open": 0, "max": 64},
                     "episode_sessions": {"open": 0, "max_per_episode": 4},
+                    "sessions_evicted": 0,
                 },
                 "released": {"records": 0, "bytes": 0, "max_records": 4096, "max_bytes": 16 * 2**20},
             }

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import anyio
 import httpx
 import pytest
@@ -9,7 +13,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from servers import EpisodeManager
+from servers import Episode, EpisodeManager
 from servers.http import HttpServer, running_http
 from servers.routing import EPISODE_LIMIT_REACHED
 from tests.toy_env import environment
@@ -20,6 +24,21 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 def live_ids(server: HttpServer) -> set[str]:
     return {e.id for e in server.manager.list()}
+
+
+_CALL = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "list_accounts", "arguments": {}}}
+
+
+@asynccontextmanager
+async def posting(http: httpx.AsyncClient, server: HttpServer, url: str, headers: dict[str, str], episode: Episode) -> AsyncIterator[None]:
+    """A tool call of this session held in flight for the block (its episode's lock is taken), then answered."""
+    sessions = server.app.state.router.sessions
+    async with anyio.create_task_group() as tg:
+        async with episode.lock:
+            tg.start_soon(functools.partial(http.post, url, json=_CALL, headers=headers))
+            while not sessions._posting.get(headers["mcp-session-id"]):  # noqa: SLF001 - in flight at the server
+                await anyio.sleep(0.01)
+            yield
 
 
 async def raw_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
@@ -115,20 +134,24 @@ async def test_delete_ends_the_session_and_its_episode() -> None:
 async def test_a_session_past_the_session_cap_gets_a_clear_error() -> None:
     with anyio.fail_after(20):
         async with running_http(environment, max_sessions=1) as server, httpx.AsyncClient() as http:
-            await raw_session(http, server.mcp_url)
+            busy = await raw_session(http, server.mcp_url)
             init = {
                 "jsonrpc": "2.0", "id": 9, "method": "initialize",
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
             }
-            refused = await http.post(server.mcp_url, json=init, headers=ACCEPT)
-            assert refused.status_code == 503 and "mcp-session-id" not in refused.headers
-            error = refused.json()
-            assert error["id"] == 9 and error["error"]["code"] == EPISODE_LIMIT_REACHED
-            assert "1 MCP sessions are already open" in error["error"]["message"]
-            for mode in MODES:
-                with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="MCP sessions are already open"), flatten_subgroups=True):
-                    async with Client(server.mcp_url, mode=mode) as client:
-                        await client.list_tools()
+            assert (await http.post(server.mcp_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=busy)).status_code == 200
+            (episode,) = server.manager.list()
+            # a tool call in flight keeps the only session busy, so it cannot make room (an idle one would)
+            async with posting(http, server, server.mcp_url, busy, episode):
+                refused = await http.post(server.mcp_url, json=init, headers=ACCEPT)
+                assert refused.status_code == 503 and "mcp-session-id" not in refused.headers
+                error = refused.json()
+                assert error["id"] == 9 and error["error"]["code"] == EPISODE_LIMIT_REACHED
+                assert "all 1 MCP sessions on /mcp" in error["error"]["message"]
+                for mode in MODES:
+                    with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="serving a request right now"), flatten_subgroups=True):
+                        async with Client(server.mcp_url, mode=mode) as client:
+                            await client.list_tools()
 
 
 async def test_idle_sessions_never_starve_control_episodes() -> None:
@@ -150,14 +173,13 @@ async def test_idle_sessions_never_starve_control_episodes() -> None:
             full = await http.post(control, json={}, headers=server.control_headers)
             assert full.status_code == 503 and full.json()["error"] == "episode_limit"  # max_live still holds
 
-            with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="3 MCP sessions"), flatten_subgroups=True):
-                async with Client(server.mcp_url, mode="legacy") as client:  # the fourth session
-                    await client.list_tools()
-            assert len(server.manager) == 5
-
-            assert (await http.delete(server.mcp_url, headers=sessions[0])).status_code in (200, 204)
-            async with Client(server.mcp_url, mode="legacy") as client:  # its room is free again
+            async with Client(server.mcp_url, mode="legacy") as client:  # the fourth session replaces the idlest
                 assert not (await client.call_tool("list_accounts", {})).is_error
+                assert len(server.manager) == 5  # 3 /mcp worlds (one replaced) and the 2 control episodes
+            gone = await http.post(server.mcp_url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=sessions[0])
+            assert gone.status_code == 404  # the least recently used session made room
+            assert (await http.delete(server.mcp_url, headers=sessions[1])).status_code in (200, 204)
+            assert len(server.manager) == 3
 
 
 async def test_sessions_can_serve_a_task() -> None:

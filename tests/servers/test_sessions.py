@@ -11,7 +11,7 @@ from mcp.shared.exceptions import MCPError
 from servers import EpisodeManager
 from servers.http import KEEP_ALIVE, HttpServer, running_http
 from servers.routing import EPISODE_LIMIT_REACHED
-from tests.servers.test_plain_mcp import ACCEPT, raw_session
+from tests.servers.test_plain_mcp import ACCEPT, posting, raw_session
 from tests.toy_env import environment
 
 CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_accounts", "arguments": {}}}
@@ -69,18 +69,23 @@ async def test_releasing_a_plain_sessions_episode_ends_the_session() -> None:
             assert (await http.post(server.mcp_url, json=CALL, headers=headers)).status_code == 404
 
 
+INIT = {
+    "jsonrpc": "2.0", "id": 5, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+
+
 async def test_sessions_per_episode_are_capped_apart_from_mcp_sessions() -> None:
     with anyio.fail_after(20):
         async with running_http(environment, sessions_per_episode=1, max_sessions=1) as server, httpx.AsyncClient() as http:
             episode = server.manager.create()
-            await raw_session(http, server.episode_url(episode.id))
-            init = {
-                "jsonrpc": "2.0", "id": 5, "method": "initialize",
-                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-            }
-            refused = await http.post(server.episode_url(episode.id), json=init, headers=ACCEPT)
+            busy = await raw_session(http, server.episode_url(episode.id))
+            async with posting(http, server, server.episode_url(episode.id), busy, episode):  # in flight: not evictable
+                refused = await http.post(server.episode_url(episode.id), json=INIT, headers=ACCEPT)
             assert refused.status_code == 503 and refused.json()["error"]["code"] == EPISODE_LIMIT_REACHED
-            assert refused.json()["id"] == 5 and "already has 1 open MCP sessions" in refused.json()["error"]["message"]
+            message = refused.json()["error"]["message"]
+            assert refused.json()["id"] == 5 and "has 1 open MCP sessions" in message
+            assert "reuse the client you have" in message and "2026-07-28" in message  # what to do, with the client in hand
             async with Client(server.episode_url(episode.id)) as modern:  # 2026-07-28 needs no session
                 assert not (await modern.call_tool("list_accounts", {})).is_error
             await raw_session(http, server.mcp_url)  # /mcp has its own room
@@ -88,6 +93,78 @@ async def test_sessions_per_episode_are_capped_apart_from_mcp_sessions() -> None
             assert limits["episode_sessions"] == {"open": 1, "max_per_episode": 1}
             assert limits["mcp_sessions"] == {"open": 1, "max": 1}
             assert limits["episodes"] == {"open": 1, "max": 1024}  # the /mcp session's episode is not counted
+
+
+async def test_clients_that_never_delete_do_not_lock_an_episode_out() -> None:
+    """Inspector's CLI, the conformance suite, TypeScript apps: a session per run, never a DELETE (issue 19)."""
+    with anyio.fail_after(30):
+        async with running_http(environment, sessions_per_episode=2) as server, httpx.AsyncClient() as http:
+            episode = server.manager.create()
+            url = server.episode_url(episode.id)
+            abandoned = []
+            for _ in range(6):  # three times the cap: every run opens a session and leaves it
+                headers = await raw_session(http, url)
+                assert (await http.post(url, json=CALL, headers=headers)).status_code == 200
+                abandoned.append(headers)
+            async with Client(url, mode="legacy") as client:  # a live handshake client still gets in
+                assert not (await client.call_tool("list_accounts", {})).is_error
+            limits = await health(http, server)
+            assert limits["episode_sessions"]["open"] <= 2 and limits["sessions_evicted"] >= 5
+            # the least recently used went first; the evicted client is told its session is gone (404: re-initialize)
+            assert (await http.post(url, json=CALL, headers=abandoned[0])).status_code == 404
+            assert len(episode.record.tool_calls) == 7  # one world, every call kept
+
+
+async def test_mcp_sessions_at_the_cap_replace_the_least_recently_used() -> None:
+    with anyio.fail_after(30):
+        async with running_http(environment, max_sessions=2) as server, httpx.AsyncClient() as http:
+            opened = []
+            for _ in range(5):
+                headers = await raw_session(http, server.mcp_url)
+                assert (await http.post(server.mcp_url, json=CALL, headers=headers)).status_code == 200
+                opened.append(headers)
+            assert len(server.manager.list()) == 2  # never a world per dead session
+            assert (await http.post(server.mcp_url, json=CALL, headers=opened[0])).status_code == 404
+            assert (await http.post(server.mcp_url, json=CALL, headers=opened[-1])).status_code == 200
+            limits = await health(http, server)
+            assert limits["mcp_sessions"] == {"open": 2, "max": 2} and limits["sessions_evicted"] == 3
+
+
+async def test_mcp_refuses_only_when_every_session_is_busy() -> None:
+    with anyio.fail_after(30):
+        async with running_http(environment, max_sessions=1) as server, httpx.AsyncClient() as http:
+            headers = await raw_session(http, server.mcp_url)
+            assert (await http.post(server.mcp_url, json=CALL, headers=headers)).status_code == 200
+            (episode,) = server.manager.list()
+            # an open notification stream (GET) does not make a session busy: abandoned clients leave theirs
+            async with http.stream("GET", server.mcp_url, headers={**headers, "accept": "text/event-stream"}) as stream:
+                assert stream.status_code == 200
+                async with posting(http, server, server.mcp_url, headers, episode):  # a tool call in flight does
+                    refused = await http.post(server.mcp_url, json=INIT, headers=ACCEPT)
+                assert refused.status_code == 503 and refused.json()["error"]["code"] == EPISODE_LIMIT_REACHED
+                assert "serving a request right now" in refused.json()["error"]["message"]
+                await raw_session(http, server.mcp_url)  # the call answered: the session, stream open, makes room
+            assert server.app.state.router.sessions.evicted == 1
+
+
+async def test_handshake_sessions_idle_out_well_before_episodes() -> None:
+    async with running_http(environment) as server:
+        sdk = server.app.state.router.session_manager
+        assert sdk.session_idle_timeout is not None and sdk.session_idle_timeout * 5 <= server.manager.idle_timeout
+
+
+async def test_a_session_left_with_its_stream_open_idles_out() -> None:
+    """The SDK's idle timeout never fires while a GET stream is open; POSTs are what count."""
+    with anyio.fail_after(30):
+        async with running_http(environment, session_idle_timeout=0.3, reap_interval=0.05) as server, httpx.AsyncClient() as http:
+            released = anyio.Event()
+            server.manager.on_release.append(lambda episode: released.set())
+            headers = await raw_session(http, server.mcp_url)
+            assert (await http.post(server.mcp_url, json=CALL, headers=headers)).status_code == 200
+            async with http.stream("GET", server.mcp_url, headers={**headers, "accept": "text/event-stream"}) as stream:
+                assert stream.status_code == 200
+                await released.wait()  # the abandoned session ended, its world released, though its stream is open
+            assert sdk_sessions(server) == set() and server.manager.list() == []
 
 
 async def test_a_client_can_delete_its_session_after_the_episode_closed() -> None:
