@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, time
 
 from envs.workspace.tasks._common import (
     AGENT,
@@ -38,7 +38,7 @@ from envs.workspace.tasks._common import (
     text_is,
     working_day,
 )
-from envs.workspace.tools.calendar import meeting_problem
+from envs.workspace.tools.calendar import free_starts
 from envs.workspace.tools.oncall import current_shift, rotation_of
 from fixtures.world import World
 from graders.criteria import AnswerCheck
@@ -49,11 +49,8 @@ __all__ = ["TEMPLATES"]
 
 
 def _first_slot(world: World, day, minutes: int, people: list[str]) -> datetime | None:
-    start = datetime.combine(day, time(0), tzinfo=UTC)
-    for k in range(0, 1440, 30):
-        if meeting_problem(world, NOW, start + timedelta(minutes=k), minutes, people, 0, None) is None:
-            return start + timedelta(minutes=k)
-    return None
+    starts = free_starts(world, NOW, datetime.combine(day, time(0), tzinfo=UTC), minutes, people)
+    return starts[0] if starts else None
 
 
 def bug_triage(world: World, rng: random.Random) -> TaskDraft:

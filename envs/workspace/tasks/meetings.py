@@ -38,7 +38,7 @@ from envs.workspace.tasks._common import (
     state,
     working_day,
 )
-from envs.workspace.tools.calendar import meeting_problem
+from envs.workspace.tools.calendar import free_starts
 from fixtures.world import World
 from graders.outcome import completed, refused
 from graders.tasks import TaskDraft, TaskTemplate, negative
@@ -51,9 +51,7 @@ _TOPICS = ("design review", "roadmap sync", "incident review", "planning session
 
 def _slots(world: World, day: date, minutes: int, people: list[str], ignore: str | None = None) -> list[datetime]:
     """Half-hour starts on ``day`` (UTC) that break no meeting rule for ``people``."""
-    start = datetime.combine(day, time(0), tzinfo=UTC)
-    return [start + timedelta(minutes=k) for k in range(0, 1440, 30)
-            if meeting_problem(world, NOW, start + timedelta(minutes=k), minutes, people, 0, None, ignore) is None]
+    return free_starts(world, NOW, datetime.combine(day, time(0), tzinfo=UTC), minutes, people, ignore)
 
 
 def _pair(world: World, rng: random.Random, days: list[date], minutes: int, size: int = 2) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from envs.workspace.views import event_view
 from fixtures.world import World
 from servers.tools import DomainError, ToolContext, tool
 
-__all__ = ["cancel_event", "find_free_slots", "get_event", "list_events", "list_rooms", "meeting_problem", "move_event", "schedule_event"]
+__all__ = ["cancel_event", "find_free_slots", "free_starts", "get_event", "list_events", "list_rooms", "meeting_problem", "move_event", "schedule_event"]
 
 People = Annotated[list[UserId], Field(min_length=1, max_length=20, description="User ids")]
 Days = Annotated[int, Field(strict=True, ge=1, le=14, description="How many days from `from_date`")]
@@ -56,6 +56,44 @@ def meeting_problem(world: World, now: datetime, start: datetime, minutes: int, 
         if taken:
             return DomainError("room_booked", f"{room['name']} is booked then ({taken[0]['event_id']})")
     return None
+
+
+def free_starts(world: World, now: datetime, day: datetime, minutes: int, required: list[str], ignore_event: str | None = None) -> list[datetime]:
+    """Half-hour starts on the UTC day beginning at ``day`` at which :func:`meeting_problem` finds nothing for ``required``
+    (no room): the same answer, from one read of each person's leave and events instead of queries per slot."""
+    if minutes > rules.MAX_MEETING_MINUTES:
+        return []
+    window_start, window_end = (day - timedelta(days=1)).isoformat(), (day + timedelta(days=2)).isoformat()
+    people = []
+    for uid in required:
+        user = rules.user_row(world, uid)
+        leaves = [(r["starts_on"], r["ends_on"]) for r in world.query("SELECT starts_on, ends_on FROM leaves WHERE user_id = ?", (uid,))]
+        events = [(r["starts_at"], r["ends_at"]) for r in world.query(
+            "SELECT e.starts_at, e.ends_at FROM events e JOIN attendees a USING (event_id) WHERE a.user_id = ? AND e.status = 'confirmed' "
+            "AND e.starts_at < ? AND e.ends_at > ? AND e.event_id IS NOT ?", (uid, window_end, window_start, ignore_event))]
+        people.append((user, leaves, events))
+    earliest = now + timedelta(minutes=rules.MEETING_NOTICE_MINUTES)
+    found = []
+    for k in range(0, 1440, rules.SLOT_MINUTES):
+        start = day + timedelta(minutes=k)
+        end = start + timedelta(minutes=minutes)
+        if start < earliest:
+            continue
+        start_text, end_text = start.isoformat(), end.isoformat()
+        for user, leaves, events in people:
+            local_day, first = rules.local_minutes(user, start)
+            _, last = rules.local_minutes(user, end)
+            local = local_day.isoformat()
+            if any(a <= local <= b for a, b in leaves):
+                break
+            last = 1440 if last == 0 else last
+            if not (user["work_start_minute"] <= first and last <= user["work_end_minute"] and first < last):
+                break
+            if any(a < end_text and b > start_text for a, b in events):
+                break
+        else:
+            found.append(start)
+    return found
 
 
 def _event(ctx: ToolContext, event_id: str) -> dict[str, Any]:
@@ -96,11 +134,8 @@ async def find_free_slots(ctx: ToolContext, user_ids: People, date: DateText, mi
     for uid in user_ids:
         rules.user_row(ctx.world, uid)
     day = datetime.combine(datetime.fromisoformat(date).date(), time(0), tzinfo=UTC)
-    slots = []
-    for k in range(0, 1440, rules.SLOT_MINUTES):
-        start = day + timedelta(minutes=k)
-        if meeting_problem(ctx.world, ctx.clock.now, start, minutes, list(user_ids), 0, None) is None:
-            slots.append(m.Slot(starts_at=_iso(start), ends_at=_iso(start + timedelta(minutes=minutes))))
+    slots = [m.Slot(starts_at=_iso(start), ends_at=_iso(start + timedelta(minutes=minutes)))
+             for start in free_starts(ctx.world, ctx.clock.now, day, minutes, list(user_ids))]
     return m.FreeSlots(date=date, minutes=minutes, slots=slots)
 
 
