@@ -22,7 +22,7 @@ def _persona(ctx: ToolContext) -> Persona:
 
 
 async def _voiced(persona: Persona, agent_said: str, scripted: str) -> str:
-    voice = CustomerVoice.from_env()
+    voice = CustomerVoice.from_env(role="a colleague asking an assistant for help in the company's chat")
     if voice is None:
         return scripted
     try:

@@ -91,3 +91,4 @@ async def test_a_model_can_word_the_replies_but_never_the_facts(monkeypatch: pyt
     assert first.body["model"] == "customer-sim" and first.body["temperature"] == 0
     system, user = first.body["messages"]
     assert "Ana Ruiz" in system["content"] and "ORD-104233" in user["content"]
+    assert system["content"].startswith("You play a customer talking to a support agent.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from envs.workspace import rules
 from envs.workspace.catalog import NOW
 from envs.workspace.tasks._common import plant_issue, working_day
@@ -127,3 +129,22 @@ async def test_colleague_answers_and_confirms() -> None:
         assert (await s.ok("propose_to_colleague", proposal="cancel_meeting"))["agreed"] is False
         assert (await s.ok("propose_to_colleague", proposal="share_page"))["agreed"] is False
         assert s.world.change_mark() == 1, "only the planted persona; the colleague tools write nothing"
+
+
+async def test_a_model_words_the_colleague_as_a_colleague_and_never_the_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The persona mechanism is the kit's, shared with support's customer: here the model is told it plays a colleague."""
+    import anyio
+
+    from tests.clients.fake_provider import Reply, openai_message, running_provider
+    from tests.envs.workspace.helpers import colleague
+
+    with anyio.fail_after(30):
+        async with running_provider([Reply(body=openai_message("It's the flaky login one, thanks!"))]) as provider:
+            monkeypatch.setenv("TOOLGYM_CUSTOMER_BASE_URL", provider.url + "/v1")
+            monkeypatch.setenv("TOOLGYM_CUSTOMER_MODEL", "colleague-sim")
+            async with workspace_session() as s:
+                s.plant(colleague(which_issue="Flaky login"))
+                worded = await s.ok("ask_colleague", topic="which_issue")
+    assert worded == {"topic": "which_issue", "known": True, "value": "Flaky login", "text": "It's the flaky login one, thanks!"}
+    system, _ = provider.requests[0].body["messages"]
+    assert "colleague" in system["content"] and "customer" not in system["content"]
