@@ -29,6 +29,7 @@ COMMANDS: list[str] = [
     "view",
     "show",
     "doctor",
+    "new",
 ]
 """Modules of ``clients.commands``, in the order ``toolgym --help`` lists them."""
 

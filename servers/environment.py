@@ -96,13 +96,13 @@ class Environment:
             return ()
         options = [prop, *prop.get("anyOf", [])]
         for option in options:
-            if "enum" in option:
-                return tuple(str(v) for v in option["enum"])
             ref = option.get("$ref", "")
             if ref.startswith("#/$defs/"):
-                target = schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"), {})
-                if "enum" in target:
-                    return tuple(str(v) for v in target["enum"])
+                option = schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"), {})
+            if "enum" in option:
+                return tuple(str(v) for v in option["enum"])
+            if "const" in option:  # a Literal of one value (a policy with a single reason code) is a const, not an enum
+                return (str(option["const"]),)
         return ()
 
     @property

@@ -1,0 +1,175 @@
+"""Copying a source's data into the fixture file of a generated environment (``data.sqlite``).
+
+Money becomes integer minor units (never a float), non-money fractions decimal text; a table without a primary
+key gets ``row_id``. ``sample`` keeps a connected subset (every kept row's parents are kept, children only of kept
+parents); ``scrub`` replaces personal data with generated values, keeping uniqueness.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from toolgym.new.errors import NewError
+from toolgym.new.introspect import Column, Source, Table
+
+__all__ = ["write_data", "fixture_ddl"]
+
+_FIRST = ("Ada", "Bruno", "Chiara", "Dev", "Elena", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Keiko", "Liam", "Maya",
+          "Nils", "Olga", "Pablo", "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wen", "Ximena", "Yusuf", "Zoe")
+_LAST = ("Abbott", "Baker", "Castro", "Dalton", "Eriksen", "Fischer", "Garcia", "Haddad", "Ivanova", "Jensen", "Kowalski",
+         "Larsen", "Moreau", "Nakamura", "Okafor", "Petrov", "Quist", "Rossi", "Silva", "Tanaka", "Ulrich", "Varga", "Weber")
+
+
+def _sql_type(col: Column) -> str:
+    if col.kind in ("money", "integer"):
+        return "INTEGER"
+    if col.kind in ("key", "ref"):
+        return "INTEGER" if "INT" in col.declared else "TEXT" if col.declared else ""
+    return "TEXT"
+
+
+def fixture_ddl(source: Source) -> str:
+    """CREATE TABLE statements of the fixture (keys, foreign keys, money as INTEGER) plus an index per reference."""
+    parts = []
+    for t in source.tables:
+        lines = [] if t.key else ['"row_id" INTEGER PRIMARY KEY']
+        for c in t.columns:
+            lines.append(f'"{c.name}" {_sql_type(c)}{" NOT NULL" if c.not_null and c.kind != "key" else ""}'.rstrip())
+        if t.key:
+            lines.append("PRIMARY KEY (" + ", ".join(f'"{k}"' for k in t.key) + ")")
+        for c in t.columns:
+            if c.kind == "ref":
+                lines.append(f'FOREIGN KEY ("{c.name}") REFERENCES "{c.ref_table}"("{c.ref_column}")')
+        parts.append(f'CREATE TABLE "{t.name}" (\n    ' + ",\n    ".join(lines) + "\n);")
+        for c in t.columns:
+            if c.kind == "ref":
+                parts.append(f'CREATE INDEX "ix_{t.name}_{c.name}" ON "{t.name}"("{c.name}");')
+    return "\n".join(parts) + "\n"
+
+
+def _convert(col: Column, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bytes):  # the world's change log is JSON, which holds no BLOB: binary data is kept as hex
+        return value.hex()
+    if col.kind == "money" and not col.minor:
+        try:
+            return int((Decimal(str(value)).scaleb(col.scale)).to_integral_value())
+        except InvalidOperation:
+            raise NewError(f"column {col.name!r} looks like money but holds {value!r}") from None
+    if col.kind == "decimal":
+        return str(Decimal(str(value)))
+    return value
+
+
+def _topological(source: Source) -> list[Table]:
+    done: list[Table] = []
+    left = list(source.tables)
+    while left:
+        ready = [t for t in left if all(c.ref_table in {d.name for d in done} or c.ref_table == t.name
+                                        for c in t.columns if c.kind == "ref")]
+        if not ready:  # a cycle of references: take the rest as they are
+            ready = left[:1]
+        for t in ready:
+            done.append(t)
+            left.remove(t)
+    return done
+
+
+def _key_tuple(table: Table, row: sqlite3.Row) -> Any:
+    return tuple(row[k] for k in table.key) if table.key else None
+
+
+def _sample(source: Source, n: int) -> dict[str, list[sqlite3.Row]]:
+    """A connected subset: ``n`` rows of each table nothing else constrains; children only of kept parents (at most
+    ``20 * n`` per table); rows that kept rows reference are added back so every reference resolves."""
+    kept: dict[str, list[sqlite3.Row]] = {}
+    keys: dict[str, set[Any]] = {}
+    for t in _topological(source):
+        refs = [c for c in t.columns if c.kind == "ref" and c.ref_table != t.name]
+        order = ", ".join(f'"{k}"' for k in t.key) or "rowid"
+        rows = source.conn.execute(f'SELECT * FROM "{t.name}" ORDER BY {order}').fetchall()
+        if refs:
+            rows = [r for r in rows if all(r[c.name] is None or (r[c.name],) in keys.get(c.ref_table or "", set()) for c in refs)]
+            rows = rows[: 20 * n]
+        else:
+            rows = rows[:n]
+        kept[t.name] = rows
+        keys[t.name] = {(r[t.key[0]],) for r in rows} if len(t.key) == 1 else set()
+    return kept
+
+
+def _scrubbed(col: Column, index: int, value: Any, rng: random.Random) -> Any:
+    if value is None:
+        return None
+    name = col.name.lower()
+    first, last = _FIRST[index % len(_FIRST)], _LAST[(index // len(_FIRST) + index) % len(_LAST)]
+    if "mail" in name:
+        return f"{first.lower()}.{last.lower()}{index}@example.com"
+    if "phone" in name or "fax" in name or "mobile" in name:
+        return f"+1 555 {rng.randint(100, 999)} {1000 + index % 9000}"
+    if re.search(r"first", name):
+        return first
+    if re.search(r"(last|sur)", name):
+        return last
+    if "name" in name:
+        return f"{first} {last}" + (f" {index}" if col.unique else "")
+    if "address" in name or "street" in name:
+        return f"{rng.randint(1, 999)} {last} Street"
+    if isinstance(value, int):
+        return rng.randint(10**5, 10**6 - 1) * 1000 + index
+    return f"{col.name.lower()}-{index:05d}"
+
+
+def write_data(source: Source, target: Path, *, sample: int | None = None, scrub: list[str] = ()) -> None:
+    """Write ``target`` (the fixture data file): the fixture's tables filled from ``source``.
+
+    Args:
+        sample: keep a connected subset (see :func:`_sample`); None keeps everything.
+        scrub: columns (``table.column`` or ``column``) whose values are replaced with generated ones.
+
+    Raises:
+        NewError: a scrub names no column of the source.
+    """
+    wanted = {s.lower() for s in scrub}
+    matched: set[str] = set()
+    target.unlink(missing_ok=True)
+    out = sqlite3.connect(target)
+    out.executescript(fixture_ddl(source))
+    rows_of = _sample(source, sample) if sample else None
+    rng = random.Random("scrub")
+    for t in source.tables:
+        rows = rows_of[t.name] if rows_of is not None else source.conn.execute(f'SELECT * FROM "{t.name}"').fetchall()
+        scrubbed = []
+        for c in t.columns:
+            for w in (c.name.lower(), f"{t.name.lower()}.{c.name.lower()}"):
+                if w in wanted:
+                    scrubbed.append(c.name)
+                    matched.add(w)
+        names = [c.name for c in t.columns]
+        marks = ", ".join("?" for _ in names)
+        cols = ", ".join(f'"{n}"' for n in names)
+        data = []
+        for i, r in enumerate(rows):
+            values = [_convert(c, r[c.name]) for c in t.columns]
+            for j, c in enumerate(t.columns):
+                if c.name in scrubbed:
+                    values[j] = _scrubbed(c, i, values[j], rng)
+            data.append(values)
+        out.executemany(f'INSERT INTO "{t.name}" ({cols}) VALUES ({marks})', data)
+        for c in t.columns:  # a self-reference to a row the sample left out would dangle
+            if c.kind == "ref" and c.ref_table == t.name and rows_of is not None:
+                out.execute(f'UPDATE "{t.name}" SET "{c.name}" = NULL WHERE "{c.name}" NOT IN (SELECT "{c.ref_column}" FROM "{t.name}")')
+    missing = wanted - matched
+    if missing:
+        out.close()
+        target.unlink(missing_ok=True)
+        raise NewError(f"--scrub names no column of the source: {', '.join(sorted(missing))} (give COLUMN or TABLE.COLUMN)")
+    out.commit()
+    out.execute("VACUUM")
+    out.close()

@@ -1,0 +1,266 @@
+"""Reading a source database: tables, keys, foreign keys, and what each column holds.
+
+A source is a SQLite file or a folder of CSV or JSON tables (loaded into SQLite first). Each column gets a *kind*
+the rest of the generator acts on: ``key`` (the primary key), ``ref`` (a foreign key), ``money`` (integer
+minor units once imported: money is never a float), ``category`` (few distinct values: statuses, types),
+``date``, ``integer``, ``decimal`` (non-money fractions, shown as decimal text), ``secret`` (passwords,
+tokens: never shown), ``freetext`` (long prose) and ``text``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from toolgym.new.errors import NewError
+
+__all__ = ["Column", "Table", "Source", "read_source", "open_source", "snake", "singular"]
+
+_MONEY_WORDS = re.compile(r"(price|amount|total|cost|balance|fee|salary|freight|payment|charge|revenue|subtotal|tax|"
+                          r"refund|paid|due|limit|minor)", re.I)
+_SECRET_WORDS = re.compile(r"(password|passcode|passwd|secret|token|hash|salt|pin$|ssn|api_?key)", re.I)
+_DATE_WORDS = re.compile(r"(date|_at$|_on$|time|day|birth|created|updated|expires)", re.I)
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+_CATEGORY_MAX = 12
+
+
+@dataclass
+class Column:
+    """One column of a source table and what it holds."""
+
+    name: str
+    declared: str
+    kind: str = "text"
+    ref_table: str | None = None
+    ref_column: str | None = None
+    not_null: bool = False
+    unique: bool = False
+    values: list[str] = field(default_factory=list)
+    """A category's distinct values, sorted."""
+    scale: int = 2
+    """Money: digits after the point of its currency (minor units = value * 10**scale)."""
+    minor: bool = False
+    """Money already stored as integer minor units in the source (``*_minor`` columns)."""
+
+
+@dataclass
+class Table:
+    """One source table."""
+
+    name: str
+    columns: list[Column]
+    key: list[str]
+    rows: int
+    virtual: bool = False
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+
+@dataclass
+class Source:
+    """A source database, opened read-only, with its tables described."""
+
+    path: Path
+    conn: sqlite3.Connection
+    tables: list[Table]
+
+    def table(self, name: str) -> Table:
+        return next(t for t in self.tables if t.name == name)
+
+
+def snake(name: str) -> str:
+    """``InvoiceLine`` / ``invoice-line`` / ``Invoice Line`` → ``invoice_line``."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    text = re.sub(r"[^0-9a-zA-Z]+", "_", text).strip("_").lower()
+    if not text or not text[0].isalpha():
+        text = "t_" + text
+    return text
+
+
+def singular(word: str) -> str:
+    """A table name's singular (``customers`` → ``customer``, ``categories`` → ``category``)."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def open_source(path: str | Path) -> sqlite3.Connection:
+    """A read-only connection to a SQLite file, or an in-memory database loaded from a folder of CSV files.
+
+    Raises:
+        NewError: the path does not exist, is not a SQLite database, or holds no CSV file.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise NewError(f"source {str(path)!r} does not exist; give a SQLite file or a folder of CSV tables")
+    if path.is_dir():
+        return _load_csv_folder(path)
+    with path.open("rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            raise NewError(f"source {str(path)!r} is not a SQLite database (give a .sqlite/.db file or a folder of CSV tables)")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _csv_value(text: str) -> object:
+    if text == "":
+        return None
+    if re.fullmatch(r"-?[0-9]{1,18}", text):
+        return int(text)
+    return text
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float):
+        return str(Decimal(str(value)))  # decimal text: money is read from it exactly, never as a float
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value
+
+
+def _read_table_file(file: Path) -> tuple[list[str], list[list[object]]]:
+    """Header and rows of a CSV file (header row first) or a JSON file (a list of objects)."""
+    if file.suffix == ".json":
+        try:
+            items = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise NewError(f"{file}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise NewError(f"{file}: a JSON table is a list of objects, one per row")
+        keys = list(dict.fromkeys(k for item in items for k in item))
+        return [snake(k) for k in keys], [[_json_value(item.get(k)) for k in keys] for item in items]
+    with file.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        try:
+            header = [snake(h) for h in next(reader)]
+        except StopIteration:
+            raise NewError(f"{file}: empty CSV file (a header row is needed)") from None
+        return header, [[_csv_value(v) for v in row] for row in reader if row]
+
+
+def _load_csv_folder(folder: Path) -> sqlite3.Connection:
+    files = sorted([*folder.glob("*.csv"), *folder.glob("*.json")])
+    if not files:
+        raise NewError(f"folder {str(folder)!r} holds no .csv or .json file; give one file per table (CSV with a header "
+                       "row, or JSON: a list of objects)")
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    names = {snake(f.stem) for f in files}
+    for file in files:
+        header, body = _read_table_file(file)
+        table = snake(file.stem)
+        key = next((h for h in header if h in ("id", f"{singular(table)}_id")), None)
+        defs = []
+        for h in header:
+            typ = "INTEGER" if all(isinstance(r[header.index(h)], int) or r[header.index(h)] is None for r in body) else "TEXT"
+            line = f'"{h}" {typ}'
+            if h == key and len({r[header.index(h)] for r in body}) == len(body):
+                line += " PRIMARY KEY"
+            elif h.endswith("_id") and h != key:
+                target = next((n for n in names if singular(n) == h[:-3] or n == h[:-3]), None)
+                if target is not None:
+                    line += f' REFERENCES "{target}"'
+            defs.append(line)
+        conn.execute(f'CREATE TABLE "{table}" ({", ".join(defs)})')
+        marks = ", ".join("?" for _ in header)
+        conn.executemany(f'INSERT INTO "{table}" VALUES ({marks})', [r + [None] * (len(header) - len(r)) for r in body])
+    # foreign keys named after a table whose key is not 'id' were declared without a column: fill it in
+    return conn
+
+
+def _is_decimal(value: object) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, str):
+        try:
+            Decimal(value)
+        except InvalidOperation:
+            return False
+        return "." in value
+    return False
+
+
+def _describe_column(conn: sqlite3.Connection, table: str, info: sqlite3.Row, fks: dict[str, tuple[str, str]],
+                     key: list[str], rows: int) -> Column:
+    name, declared = info["name"], (info["type"] or "").upper()
+    col = Column(name=name, declared=declared, not_null=bool(info["notnull"]) or name in key)
+    q = f'"{name}"'
+    stats = conn.execute(f'SELECT count(DISTINCT {q}) AS d, count({q}) AS n, max(length({q})) AS mx, avg(length({q})) AS av '
+                         f'FROM "{table}"').fetchone()
+    sample = [r[0] for r in conn.execute(f'SELECT {q} FROM "{table}" WHERE {q} IS NOT NULL LIMIT 200')]
+    col.unique = stats["n"] == rows and stats["d"] == rows and rows > 0
+    if name in fks:
+        col.kind, (col.ref_table, col.ref_column) = "ref", fks[name]
+    elif name in key:
+        col.kind = "key"
+    elif _SECRET_WORDS.search(name) or any(isinstance(v, bytes) for v in sample):  # binary data is never shown either
+        col.kind = "secret"
+    elif name.lower().endswith("_minor") and all(isinstance(v, int) for v in sample):
+        col.kind, col.minor = "money", True
+    elif sample and all(isinstance(v, (int, float)) or _is_decimal(v) for v in sample) and any(_is_decimal(v) for v in sample):
+        places = max((len(str(Decimal(str(v))).partition(".")[2]) for v in sample), default=0)
+        col.kind = "money" if _MONEY_WORDS.search(name) and places <= 2 else "decimal"
+    elif sample and all(isinstance(v, str) and _ISO_DATE.match(v) for v in sample) or (
+            _DATE_WORDS.search(name) and sample and all(isinstance(v, str) and _ISO_DATE.match(v) for v in sample)):
+        col.kind = "date"
+    elif sample and all(isinstance(v, int) for v in sample):
+        col.kind = "integer"
+    elif rows >= 8 and 1 < stats["d"] <= _CATEGORY_MAX and stats["d"] * 3 <= max(rows, 1) and (stats["mx"] or 0) <= 40:
+        col.kind = "category"
+        col.values = sorted(str(r[0]) for r in conn.execute(f'SELECT DISTINCT {q} FROM "{table}" WHERE {q} IS NOT NULL'))
+    elif (stats["av"] or 0) > 60:
+        col.kind = "freetext"
+    return col
+
+
+def read_source(path: str | Path) -> Source:
+    """Open and describe every content table of ``path`` (virtual/FTS tables and internal ``_`` tables are skipped).
+
+    Raises:
+        NewError: the source cannot be read or has no table.
+    """
+    conn = open_source(path)
+    try:
+        listing = conn.execute("SELECT name, type FROM pragma_table_list WHERE schema = 'main' ORDER BY name").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise NewError(f"source {str(path)!r} cannot be read as SQLite: {exc}") from None
+    tables = []
+    for row in listing:
+        name, kind = row["name"], row["type"]
+        if kind != "table" or name.startswith(("sqlite_", "_")):
+            continue
+        info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
+        key = [r["name"] for r in sorted((r for r in info if r["pk"] > 0), key=lambda r: r["pk"])]
+        fks: dict[str, tuple[str, str]] = {}
+        for fk in conn.execute(f'PRAGMA foreign_key_list("{name}")').fetchall():
+            target = fk["table"]
+            tcol = fk["to"]
+            if tcol is None:
+                tkey = [r["name"] for r in conn.execute(f'PRAGMA table_info("{target}")') if r["pk"] > 0]
+                tcol = tkey[0] if len(tkey) == 1 else "id"
+            fks[fk["from"]] = (target, tcol)
+        count = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+        columns = [_describe_column(conn, name, r, fks, key, count) for r in info]
+        tables.append(Table(name=name, columns=columns, key=key, rows=count))
+    if not tables:
+        raise NewError(f"source {str(path)!r} has no table")
+    names = {t.name for t in tables}
+    for t in tables:  # a reference to a table we skipped (virtual, internal) is plain data
+        for c in t.columns:
+            if c.kind == "ref" and c.ref_table not in names:
+                c.kind, c.ref_table, c.ref_column = "text", None, None
+    return Source(path=Path(path), conn=conn, tables=tables)

@@ -1,0 +1,285 @@
+"""The spec of a generated environment: what the agent sees, which actions exist, and their rules.
+
+A person edits ``spec.json`` after ``toolgym new`` writes it; re-running ``toolgym new`` regenerates the policy,
+tools and templates from it. Field names are the agent's (snake_case); each maps to a column of the fixture.
+Rules are expressions that must hold for the action to go ahead (:mod:`toolgym.new.rules`), each with a
+reason code the tool refuses with and the policy states.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from toolgym.new.errors import NewError
+from toolgym.new.introspect import Source, snake, singular
+
+__all__ = ["FieldSpec", "EntitySpec", "RuleSpec", "ActionSpec", "VerifySpec", "Spec", "default_spec", "load_spec", "save_spec"]
+
+Kind = Literal["key", "ref", "money", "category", "date", "integer", "decimal", "text", "freetext", "secret"]
+_CODE = r"^[a-z][a-z0-9_]{1,47}$"
+_NAME = r"^[a-z][a-z0-9_]{0,47}$"
+_TERMINAL = ("cancelled", "canceled", "closed", "inactive", "archived", "void", "voided", "rejected", "refunded",
+             "suspended", "blocked", "frozen", "released", "resolved", "returned", "deleted", "disabled", "withdrawn",
+             "expired", "retired", "discontinued")
+_VERBS = {"cancelled": "cancel", "canceled": "cancel", "closed": "close", "inactive": "deactivate", "archived": "archive",
+          "void": "void", "voided": "void", "rejected": "reject", "refunded": "refund", "suspended": "suspend",
+          "blocked": "block", "frozen": "freeze", "released": "release", "resolved": "resolve", "returned": "return",
+          "deleted": "delete", "disabled": "disable", "withdrawn": "withdraw", "expired": "expire", "retired": "retire",
+          "discontinued": "discontinue"}
+_CONTACT = re.compile(r"(email|e_mail|phone|fax|address|city|postal|zip|postcode|state$|country)")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FieldSpec(_Model):
+    """One column as the agent sees it."""
+
+    column: str
+    """The fixture table's column."""
+    kind: Kind
+    ref: str | None = None
+    """For ``ref``: the entity referenced."""
+    values: list[str] = Field(default_factory=list)
+    """For ``category``: its values."""
+    scale: int = 2
+    """For ``money``: minor-unit digits (stored value = amount × 10**scale)."""
+    visible: bool = True
+    """False: never shown to the agent (``secret`` fields never are)."""
+
+
+class EntitySpec(_Model):
+    """One table as an entity the agent searches, reads and acts on."""
+
+    table: str
+    plural: str = Field(pattern=_NAME)
+    label: str
+    """How a person names one row's kind, e.g. ``invoice line``."""
+    key: str | None = None
+    """The field of the single-column primary key (None: a link table, searchable only)."""
+    natural_key: str | None = None
+    """A unique text field people name rows by (an e-mail, a title, a code)."""
+    title: list[str] = Field(default_factory=list)
+    """Fields that together name a row for people (``first_name``, ``last_name``)."""
+    currency: str | None = None
+    """A field holding each row's currency code; else the spec's currency."""
+    fields: dict[str, FieldSpec]
+
+    @model_validator(mode="after")
+    def _known(self) -> EntitySpec:
+        for name in [self.key, self.natural_key, self.currency, *self.title]:
+            if name is not None and name not in self.fields:
+                raise ValueError(f"names field {name!r}, which is not among its fields ({', '.join(self.fields)})")
+        return self
+
+
+class RuleSpec(_Model):
+    """A precondition of an action: ``check`` must hold, else the action is refused with ``code``."""
+
+    check: str = Field(min_length=1)
+    """An expression over the rows involved and the action's arguments, e.g. ``order.status in [delivered]``."""
+    code: str = Field(pattern=_CODE)
+    message: str = Field(min_length=1)
+    """The rule as the policy states it, e.g. "Only delivered orders can be returned."."""
+
+
+class ActionSpec(_Model):
+    """An action the agent may take, enforced by its rules."""
+
+    name: str = Field(pattern=_NAME)
+    kind: Literal["transition", "update", "create"]
+    entity: str
+    """The entity changed (``transition``, ``update``) or the child entity created (``create``)."""
+    description: str = ""
+    field: str | None = None
+    """``transition``: the status field it sets."""
+    to: str | None = None
+    """``transition``: the value it sets."""
+    fields: list[str] = Field(default_factory=list)
+    """``update``: the fields it may change; ``create``: the fields the agent gives."""
+    parent: str | None = None
+    """``create``: the field of the new row referencing its parent (the row the action is about)."""
+    set: dict[str, str] = Field(default_factory=dict)
+    """``create``: fixed values of other fields (``{"status": "issued"}``)."""
+    rules: list[RuleSpec] = Field(default_factory=list)
+    requires_verified: bool = False
+    """The customer (the spec's ``verify`` entity) must be verified in this conversation first."""
+
+    @model_validator(mode="after")
+    def _shape(self) -> ActionSpec:
+        if self.kind == "transition" and (not self.field or self.to is None):
+            raise ValueError("a transition needs 'field' (the status field) and 'to' (the value it sets)")
+        if self.kind == "update" and not self.fields:
+            raise ValueError("an update needs 'fields' (the fields it may change)")
+        if self.kind == "create" and not self.parent:
+            raise ValueError("a create needs 'parent' (the field of the new row referencing the row it is about)")
+        return self
+
+
+class VerifySpec(_Model):
+    """Identity verification: the agent checks what the caller says against these fields of the entity."""
+
+    entity: str
+    fields: list[str] = Field(min_length=1)
+
+
+class Spec(_Model):
+    """The whole spec (``spec.json``)."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,47}$")
+    description: str = ""
+    today: str = "2026-01-15T09:00:00+00:00"
+    """The world's frozen clock (ISO 8601 with offset)."""
+    currency: str = "USD"
+    entities: dict[str, EntitySpec]
+    actions: list[ActionSpec] = Field(default_factory=list)
+    verify: VerifySpec | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Spec:
+        for entity in self.entities.values():
+            for f in entity.fields.values():
+                if f.kind == "ref" and f.ref not in self.entities:  # an entity taken out of the spec: its ids are plain values
+                    f.kind, f.ref = "text", None
+        names = set()
+        for i, action in enumerate(self.actions):
+            where = f"actions[{i}] ({action.name})"
+            if action.name in names:
+                raise ValueError(f"{where}: two actions are named {action.name!r}")
+            names.add(action.name)
+            entity = self.entities.get(action.entity)
+            if entity is None:
+                raise ValueError(f"{where}: unknown entity {action.entity!r}; entities: {', '.join(self.entities)}")
+            if entity.key is None:
+                raise ValueError(f"{where}: entity {action.entity!r} has no single-column key, so no row can be named")
+            for fname in [*action.fields, *action.set, *([action.field] if action.field else []),
+                          *([action.parent] if action.parent else [])]:
+                if fname not in entity.fields:
+                    raise ValueError(f"{where}: entity {action.entity!r} has no field {fname!r}; fields: {', '.join(entity.fields)}")
+            if action.kind == "transition":
+                f = entity.fields[action.field or ""]
+                if f.kind == "category" and f.values and action.to not in f.values:
+                    raise ValueError(f"{where}: {action.to!r} is not a value of {action.entity}.{action.field} ({', '.join(f.values)})")
+            if action.kind == "create" and entity.fields[action.parent or ""].kind != "ref":
+                raise ValueError(f"{where}: parent field {action.parent!r} is not a reference to another entity")
+            if action.requires_verified and self.verify is None:
+                raise ValueError(f"{where}: requires_verified needs a top-level 'verify' section")
+        if self.verify is not None:
+            entity = self.entities.get(self.verify.entity)
+            if entity is None or entity.key is None:
+                raise ValueError(f"verify: unknown or keyless entity {self.verify.entity!r}")
+            for fname in self.verify.fields:
+                if fname not in entity.fields:
+                    raise ValueError(f"verify: entity {self.verify.entity!r} has no field {fname!r}")
+        return self
+
+    def reason_codes(self) -> list[str]:
+        """Every code the tools refuse with and the policy names, sorted."""
+        codes = {r.code for a in self.actions for r in a.rules}
+        if any(a.requires_verified for a in self.actions):
+            codes.add("identity_not_verified")
+        return sorted(codes) or ["not_allowed"]
+
+
+def _entity_name(table: str) -> str:
+    name = singular(snake(table))
+    # rules name entities as Python names: a keyword (a table "returns") gets a suffix
+    return f"{name}_record" if keyword.iskeyword(name) or name in ("today", "sum", "count") else name
+
+
+def default_spec(source: Source, name: str) -> Spec:
+    """The spec ``toolgym new`` writes when none exists: every table an entity, every column but secrets shown,
+    a transition per status field with a terminal value, and an update of contact fields."""
+    entities: dict[str, EntitySpec] = {}
+    by_table = {t.name: _entity_name(t.name) for t in source.tables}
+    for table in source.tables:
+        ename = by_table[table.name]
+        fields: dict[str, FieldSpec] = {}
+        for col in table.columns:
+            fname = snake(col.name)
+            fname = f"{fname}_value" if keyword.iskeyword(fname) else fname
+            if col.kind == "money" and col.minor and fname.endswith("_minor"):
+                fname = fname[: -len("_minor")]
+            fields[fname] = FieldSpec(column=col.name, kind=col.kind, ref=by_table.get(col.ref_table or ""),  # type: ignore[arg-type]
+                                      values=col.values, scale=col.scale, visible=col.kind != "secret")
+        if len(table.key) == 1:
+            key = snake(table.key[0])
+        elif not table.key:
+            key = "row_id"
+            fields = {"row_id": FieldSpec(column="row_id", kind="key"), **fields}
+        else:
+            key = None
+        uniques = [snake(c.name) for c in table.columns if c.unique and c.kind == "text" and c.name not in table.key]
+        preferred = [u for u in uniques if re.search(r"(email|code|sku|number|name|title|slug|username|reference)", u)]
+        natural = (preferred or uniques or [None])[0]
+        title = [f for f in ("name", "title", "full_name", "company_name", "display_name") if f in fields and fields[f].kind == "text"][:1]
+        if not title and "first_name" in fields and "last_name" in fields:
+            title = ["first_name", "last_name"]
+        if not title:
+            title = [f for f, s in fields.items() if s.kind == "text" and (f.endswith("_name") or f.endswith("name"))][:1]
+        currency = "currency" if "currency" in fields and fields["currency"].kind in ("category", "text") else None
+        plural = snake(table.name) if snake(table.name) != ename else ename + "s"
+        entities[ename] = EntitySpec(table=table.name, plural=plural, label=ename.replace("_", " "), key=key,
+                                     natural_key=natural, title=title, currency=currency, fields=fields)
+    actions: list[ActionSpec] = []
+    for ename, entity in entities.items():
+        if entity.key is None:
+            continue
+        for fname, f in entity.fields.items():
+            if f.kind != "category" or not re.search(r"(status|state)$", fname):
+                continue
+            for terminal in [v for v in f.values if v.lower() in _TERMINAL][:2]:
+                others = [v for v in f.values if v.lower() not in _TERMINAL]
+                if not others:
+                    continue
+                verb = _VERBS[terminal.lower()]
+                actions.append(ActionSpec(
+                    name=f"{verb}_{ename}", kind="transition", entity=ename, field=fname, to=terminal,
+                    description=f"Set a {entity.label}'s {fname.replace('_', ' ')} to {terminal}.",
+                    rules=[RuleSpec(check=f"{ename}.{fname} in [{', '.join(others)}]", code=f"{ename}_not_{verb}able"[:48],
+                                    message=f"A {entity.label} can be set to {terminal} only while its {fname.replace('_', ' ')} "
+                                            f"is {' or '.join(others)}.")]))
+        contact = [f for f, s in entity.fields.items() if s.kind in ("text",) and _CONTACT.search(f) and f != entity.key]
+        if contact and any(re.search(r"(email|phone)", f) for f in contact):
+            actions.append(ActionSpec(name=f"update_{ename}_contact", kind="update", entity=ename, fields=contact[:6],
+                                      description=f"Change a {entity.label}'s contact details."))
+    return Spec(name=name, description=f"Generated from {source.path.name}", entities=entities, actions=actions)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate a spec file (JSON).
+
+    Raises:
+        NewError: the file is missing, not JSON, or not a valid spec (the message names the field and the fix).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise NewError(f"spec file {str(path)!r} does not exist") from None
+    except json.JSONDecodeError as exc:
+        raise NewError(f"spec file {str(path)!r} is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors()[:5]:
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            parts.append(f"{where}: {err['msg']}")
+        raise NewError(f"spec file {str(path)!r} is invalid: " + "; ".join(parts)) from None
+    from toolgym.new.rules import check_rules  # rules are parsed against the spec: bad expressions fail here
+
+    check_rules(spec, path)
+    return spec
+
+
+def save_spec(spec: Spec, path: Path) -> None:
+    """Write the spec as indented JSON (stable key order, so diffs read well)."""
+    path.write_text(json.dumps(spec.model_dump(mode="json", exclude_defaults=True), indent=2) + "\n")

@@ -1,0 +1,432 @@
+"""Task templates derived from a generated environment's spec and data, to the counterfactual standard.
+
+Kinds (``TaskTemplate.category``):
+
+- ``lookup``: a detail of one row named as a person names it (its title or natural key), read with ``get_<entity>``;
+- ``join``: a row's parent (or grandparent) reached through references, e.g. the artist of a track;
+- ``aggregate``: how many child rows a row has (optionally of one category, or in one year), or their money total;
+- ``action`` and ``multistep``: one action of the spec, done or refused with a rule's code as the seed's world
+  decides (:mod:`toolgym.new.action_templates`).
+
+Each instance draws its subject per seed; prompts name rows by their titles, never by the ids the deciding calls
+need. ``toolgym new`` keeps only the templates ``toolgym check`` passes on every seed (``templates.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fixtures.errors import TaskError
+from fixtures.world import World
+from graders.criteria import AnswerCheck, AnyToolCalled, number, regex, text
+from graders.outcome import completed
+from graders.setup import rows
+from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call
+
+if TYPE_CHECKING:
+    from toolgym.new.runtime import GeneratedEnvironment
+    from toolgym.new.spec import EntitySpec
+
+__all__ = ["Deriver", "derive_templates", "generated_templates", "LOOKUP_ONE_SIDED"]
+
+LOOKUP_ONE_SIDED = ("a question about the data is always answered: the policy refuses no read, so the declaration is "
+                    "'completed' on every seed; the world decides the value, which only reading the named record finds")
+_UPDATE_ONE_SIDED = "the spec gives this action no rule, so every request is carried out; the world decides which row changes"
+_OPENERS = ("Hi,", "Quick one:", "Hello,", "Hey,", "Could you help?", "When you get a moment:", "Hi there,", "Question:")
+
+
+def _order(world: World, rng: random.Random, count: int) -> list[int]:
+    """Indices 0..count-1 in the order this instance tries its candidate subjects.
+
+    Why not ``rng.randrange``: twenty independent draws among a few dozen customers repeat one about every other
+    template, and two seeds with one subject are one problem (another seed's oracle is paid on it). So the seed
+    (part of the world's id salt, set before the build) indexes a permutation fixed per template, and different
+    seeds start on different subjects; a world without a salt falls back on the rng.
+    """
+    salt = str(getattr(world, "id_salt", "") or "")
+    template, _, seed = salt.rpartition(":")
+    if not seed.isdigit() or count == 0:
+        order = list(range(count))
+        rng.shuffle(order)
+        return order
+    perm = list(range(count))
+    random.Random(f"spread:{template}").shuffle(perm)
+    start = int(seed) % count
+    return perm[start:] + perm[:start]
+
+
+def _spread(world: World, rng: random.Random, candidates: list[Any], what: str) -> Any:
+    if not candidates:
+        raise TaskError(f"no {what} in this world satisfies the task's preconditions")
+    return candidates[_order(world, rng, len(candidates))[0]]
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _title(entity: EntitySpec, row: dict[str, Any]) -> str | None:
+    if entity.title:
+        parts = [str(row[entity.fields[f].column]) for f in entity.title if row[entity.fields[f].column] not in (None, "")]
+        if len(parts) == len(entity.title):
+            return " ".join(parts)
+    if entity.natural_key and row[entity.fields[entity.natural_key].column]:
+        return str(row[entity.fields[entity.natural_key].column])
+    return None
+
+
+def _quoted(entity: EntitySpec, title: str) -> str:
+    return title if entity.natural_key and not entity.title else f"“{title}”"
+
+
+class Deriver:
+    """Derives the read templates (look-ups, joins, aggregates); :class:`~toolgym.new.action_templates.ActionDeriver` adds actions."""
+
+    def __init__(self, gen: GeneratedEnvironment) -> None:
+        self.gen, self.spec = gen, gen.spec
+        self._memo: dict[tuple[Any, ...], Any] = {}
+
+    # -- rows people can name -------------------------------------------------------------------------------
+    def memo(self, world: World, key: tuple[Any, ...], compute: Any) -> Any:
+        """``compute()`` once per untouched world content (the check builds each instance about ten times)."""
+        if world.change_mark() != 0:
+            return compute()
+        full = (world.hash(), *key)
+        if full not in self._memo:
+            if len(self._memo) > 256:
+                self._memo.clear()
+            self._memo[full] = compute()
+        return self._memo[full]
+
+    def named_rows(self, world: World, ename: str) -> list[dict[str, Any]]:
+        """Rows of ``ename`` whose title is unique in the table and findable by a search of its words."""
+        return [dict(r) for r in self.memo(world, ("named", ename), lambda: self._named_rows(world, ename))]
+
+    def _named_rows(self, world: World, ename: str) -> list[dict[str, Any]]:
+        e = self.spec.entities[ename]
+        if e.key is None or not (e.title or e.natural_key):
+            return []
+        found = rows(world, f'SELECT * FROM "{e.table}" ORDER BY "{e.fields[e.key].column}"')
+        counts: dict[str, int] = {}
+        for r in found:
+            t = _title(e, r)
+            if t:
+                counts[t.casefold()] = counts.get(t.casefold(), 0) + 1
+        return [r for r in found if (t := _title(e, r)) and counts[t.casefold()] == 1 and len(t) <= 120]
+
+    def find(self, ename: str, row: dict[str, Any]) -> list[Any]:
+        e = self.spec.entities[ename]
+        return [optional_call(f"search_{e.plural}", query=_title(e, row))]
+
+    def key(self, ename: str, row: dict[str, Any]) -> Any:
+        e = self.spec.entities[ename]
+        return row[e.fields[e.key or ""].column]
+
+    def get(self, ename: str, row: dict[str, Any], *, optional: bool = False) -> Any:
+        e = self.spec.entities[ename]
+        make = optional_call if optional else call
+        return make(f"get_{ename}", **{e.key or "": self.key(ename, row)})
+
+    def read_gate(self, ename: str, row: dict[str, Any], what: str) -> AnyToolCalled:
+        e = self.spec.entities[ename]
+        return AnyToolCalled(name=what, patterns=[{"tool": f"get_{ename}", "args": {e.key or "": self.key(ename, row)}}], gate=True, weight=2)
+
+    def shown(self, ename: str, field: str, row: dict[str, Any]) -> str | None:
+        e = self.spec.entities[ename]
+        f = e.fields[field]
+        value = row[f.column]
+        if value is None or str(value).strip() == "":
+            return None
+        if f.kind == "money":
+            return str(Decimal(int(value)).scaleb(-f.scale).quantize(Decimal(1).scaleb(-f.scale)))
+        return str(value)
+
+    # -- look-ups -------------------------------------------------------------------------------------------
+    def lookups(self) -> list[TaskTemplate]:
+        out = []
+        for ename, e in self.spec.entities.items():
+            if e.key is None or not (e.title or e.natural_key):
+                continue
+            summary = set(self.gen.summary_fields(e))
+            details = [n for n, f in e.fields.items() if f.visible and n not in summary and f.kind in ("text", "integer", "decimal")]
+            if not details:
+                continue
+            out.append(TaskTemplate(self._lookup(ename, details), id=f"lookup_{ename}", difficulty="easy", category="lookup",
+                                    tags=["lookup", "generated"], tools=[f"search_{e.plural}", f"get_{ename}", "submit_answer"],
+                                    description=f"A detail of one {e.label}, named as a person names it", one_sided=LOOKUP_ONE_SIDED))
+        return out
+
+    def _lookup(self, ename: str, details: list[str]) -> Any:
+        e = self.spec.entities[ename]
+
+        def build(world: World, rng: random.Random) -> TaskDraft:
+            candidates = self.memo(world, ("lookup", ename), lambda: [
+                (r, d) for r in self.named_rows(world, ename) for d in details if self.shown(ename, d, r)])
+            if len(candidates) < 40:
+                raise TaskError(f"fewer than 40 named {e.plural} with details: too few for distinct instances")
+            by_row: dict[int, list[Any]] = {}
+            for r, d in candidates:
+                by_row.setdefault(id(r), []).append((r, d))
+            row, field = rng.choice(_spread(world, rng, list(by_row.values()), f"named {e.label}"))
+            value = self.shown(ename, field, row)
+            title = _title(e, row)
+            expect = number(value) if e.fields[field].kind in ("integer", "decimal") else text(value or "")
+            prompt = (f"{rng.choice(_OPENERS)} what is the {_label(field)} on record for the {e.label} {_quoted(e, title or '')}? "
+                      f"Reply with submit_answer, giving it as values.{field}.")
+            return TaskDraft(
+                prompt=prompt,
+                oracle=[*self.find(ename, row), self.get(ename, row), answer_call(f"The {_label(field)} is {value}.", **{field: value})],
+                outcome=completed(),
+                rubric=[self.read_gate(ename, row, f"read the {e.label}"),
+                        AnswerCheck(name=f"answer gives the {_label(field)}", field=f"values.{field}", expect=expect, weight=3, gate=True)],
+                negatives=[negative("unread", "answers without reading", answer_call("Here it is.", **{field: "unknown"}))],
+                metadata={"entity": ename, "field": field},
+            )
+
+        build.__name__ = f"lookup_{ename}"
+        return build
+
+    # -- joins ----------------------------------------------------------------------------------------------
+    def chains(self) -> list[list[tuple[str, str]]]:
+        """Reference chains (entity, ref field) of one or two hops from a named entity to a titled one."""
+        found = []
+        for ename, e in self.spec.entities.items():
+            if e.key is None or not (e.title or e.natural_key):
+                continue
+            for fname, f in e.fields.items():
+                if f.kind != "ref" or not f.visible or f.ref == ename:
+                    continue
+                parent = self.spec.entities[f.ref or ""]
+                if parent.key is None:
+                    continue
+                if parent.title or parent.natural_key:
+                    found.append([(ename, fname)])
+                for gname, g in parent.fields.items():
+                    if g.kind == "ref" and g.visible and g.ref not in (ename, f.ref):
+                        top = self.spec.entities[g.ref or ""]
+                        if top.key is not None and (top.title or top.natural_key):
+                            found.append([(ename, fname), (f.ref or "", gname)])
+        return found
+
+    def joins(self) -> list[TaskTemplate]:
+        out = []
+        for chain in self.chains():
+            top = self.spec.entities[chain[-1][0]].fields[chain[-1][1]].ref or ""
+            tid = f"join_{chain[0][0]}_" + "_".join(f.removesuffix("_id") for _, f in chain)
+            tools = [f"search_{self.spec.entities[chain[0][0]].plural}", *[f"get_{e}" for e, _ in chain], f"get_{top}", "submit_answer"]
+            out.append(TaskTemplate(self._join(chain, top), id=tid[:80], difficulty="medium" if len(chain) == 1 else "hard",
+                                    category="join", tags=["join", "generated"], tools=list(dict.fromkeys(tools)),
+                                    description=f"Which {self.spec.entities[top].label} a {self.spec.entities[chain[0][0]].label} "
+                                                f"belongs to, {len(chain)} reference(s) away", one_sided=LOOKUP_ONE_SIDED))
+        return out
+
+    def _join(self, chain: list[tuple[str, str]], top: str) -> Any:
+        start = chain[0][0]
+        e0, et = self.spec.entities[start], self.spec.entities[top]
+        answer_field = top if top != start else f"{top}_name"
+
+        def walks(world: World) -> dict[Any, list[Any]]:
+            tables = {}
+            for ename, fname in chain:
+                parent = self.spec.entities[self.spec.entities[ename].fields[fname].ref or ""]
+                keycol = parent.fields[parent.key or ""].column
+                tables[fname] = {r[keycol]: r for r in rows(world, f'SELECT * FROM "{parent.table}" ORDER BY "{keycol}"')}
+            groups: dict[Any, list[Any]] = {}
+            for r in self.named_rows(world, start):
+                path, cur = [(start, r)], r
+                for ename, fname in chain:
+                    f = self.spec.entities[ename].fields[fname]
+                    cur = tables[fname].get(cur[f.column]) if cur is not None else None
+                    path.append((f.ref or "", cur))
+                if cur is not None and _title(et, cur):
+                    groups.setdefault(self.key(top, cur), []).append(path)
+            return groups
+
+        def build(world: World, rng: random.Random) -> TaskDraft:
+            groups = self.memo(world, ("walks", tuple(chain)), lambda: walks(world))
+            if len(groups) < 20:
+                raise TaskError(f"fewer than 20 distinct {et.plural} reached from named {e0.plural}")
+            group = groups[_spread(world, rng, sorted(groups, key=str), f"{et.label} reached from a {e0.label}")]
+            walk = group[rng.randrange(len(group))]
+            row, end = walk[0][1], walk[-1][1]
+            value = _title(et, end) or ""
+            phrase = f"the {e0.label} {_quoted(e0, _title(e0, row) or '')}"
+            for _, fname in chain:
+                phrase = f"the {_label(fname.removesuffix('_id'))} of {phrase}"
+            prompt = (f"{rng.choice(_OPENERS)} which {et.label} is {phrase}? "
+                      f"Reply with submit_answer, giving its name as values.{answer_field}.")
+            steps = [*self.find(start, row), self.get(start, row, optional=True)]
+            steps += [self.get(ename, r, optional=True) for ename, r in walk[1:-1]]
+            steps.append(self.get(top, end))
+            return TaskDraft(
+                prompt=prompt,
+                oracle=[*steps, answer_call(f"It belongs to {value}.", **{answer_field: value})],
+                outcome=completed(),
+                rubric=[self.read_gate(top, end, f"read the {et.label}"),
+                        AnswerCheck(name=f"answer names the {et.label}", field=f"values.{answer_field}", expect=text(value), weight=3, gate=True)],
+                negatives=[negative("unread", "answers without reading", answer_call("It belongs to someone.", **{answer_field: "unknown"}))],
+                metadata={"chain": [f for _, f in chain]},
+            )
+
+        build.__name__ = "join"
+        return build
+
+    # -- aggregates -----------------------------------------------------------------------------------------
+    def aggregates(self) -> list[TaskTemplate]:
+        out = []
+        for cname, c in self.spec.entities.items():
+            for fname, f in c.fields.items():
+                pname = f.ref or ""
+                if f.kind != "ref" or not f.visible or pname == cname:
+                    continue
+                p = self.spec.entities[pname]
+                if p.key is None or not (p.title or p.natural_key):
+                    continue
+                cats = [n for n, g in c.fields.items() if g.kind == "category" and g.values and g.visible]
+                dates = [n for n, g in c.fields.items() if g.kind == "date" and g.visible][:1]
+                monies = [n for n, g in c.fields.items() if g.kind == "money" and g.visible]
+                tools = [f"search_{p.plural}", f"search_{c.plural}", "submit_answer"]
+                base = f"{cname}_of_{pname}" if fname.removesuffix("_id") == pname else f"{cname}_by_{fname.removesuffix('_id')}"
+                out.append(TaskTemplate(self._aggregate(cname, fname, None, cats + dates), id=f"count_{base}"[:80], category="aggregate",
+                                        tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                        description=f"How many {c.plural} a {p.label} has (with a filter on some seeds)"))
+                for d in dates:
+                    out.append(TaskTemplate(self._extreme(cname, fname, d), id=f"latest_{base}"[:80], category="aggregate",
+                                            tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                            description=f"The {_label(d)} of a {p.label}'s latest {c.label}"))
+                for m in monies[:1]:
+                    out.append(TaskTemplate(self._extreme(cname, fname, m), id=f"largest_{m}_{base}"[:80], category="aggregate",
+                                            tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                            description=f"The largest {_label(m)} among a {p.label}'s {c.plural}"))
+                    out.append(TaskTemplate(self._aggregate(cname, fname, m, cats + dates), id=f"total_{m}_{base}"[:80], category="aggregate",
+                                            tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                            description=f"The total {_label(m)} of a {p.label}'s {c.plural}", difficulty="hard"))
+        return out
+
+    def _aggregate(self, cname: str, fname: str, money: str | None, filters: list[str]) -> Any:
+        c = self.spec.entities[cname]
+        link = c.fields[fname]
+        pname = link.ref or ""
+        p = self.spec.entities[pname]
+
+        def build(world: World, rng: random.Random) -> TaskDraft:
+            counts = {r["k"]: r["n"] for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n FROM "{c.table}" GROUP BY 1')}
+            # a count is the page's `total`; a sum needs every child on one page of 50, read by the one call the gate names
+            most = 50 if money else 10**9
+            parents = [r for r in self.named_rows(world, pname) if 2 <= counts.get(self.key(pname, r), 0) <= most]
+            if len(parents) < 20:
+                raise TaskError(f"fewer than 20 named {p.plural} with {c.plural}")
+            parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
+            pkey = self.key(pname, parent)
+            children = rows(world, f'SELECT * FROM "{c.table}" WHERE "{link.column}" = ? ORDER BY rowid', pkey)
+            args: dict[str, Any] = {fname: pkey}
+            phrase = ""
+            usable = [f for f in filters if any(ch[c.fields[f].column] for ch in children)]
+            if usable and rng.random() < 0.6:
+                f = rng.choice(usable)
+                g = c.fields[f]
+                if g.kind == "category":
+                    value = str(rng.choice([ch[g.column] for ch in children if ch[g.column] is not None]))
+                    args[f] = value
+                    phrase = f" whose {_label(f)} is {value}"
+                    children = [ch for ch in children if str(ch[g.column]) == value]
+                else:
+                    year = str(rng.choice([ch[g.column] for ch in children if ch[g.column]]))[:4]
+                    args[f"{f}_from"], args[f"{f}_to"] = f"{year}-01-01", f"{year}-12-31"
+                    phrase = f" with a {_label(f)} in {year}"
+                    children = [ch for ch in children if str(ch[g.column] or "")[:4] == year]
+            title = _quoted(p, _title(p, parent) or "")
+            pages = [call(f"search_{c.plural}", **args, limit=50)]
+            gate = AnyToolCalled(name=f"listed the {p.label}'s {c.plural}", patterns=[{"tool": f"search_{c.plural}", "args": args}],
+                                 gate=True, weight=2)
+            if money is None:
+                n = str(len(children))
+                prompt = (f"{rng.choice(_OPENERS)} how many {_label(c.plural)}{phrase} does the {p.label} {title} have? "
+                          "Reply with submit_answer, giving the number as values.count.")
+                return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{n}.", count=n)],
+                                 outcome=completed(),
+                                 rubric=[gate, AnswerCheck(name="answer gives the count", field="values.count", expect=number(n), weight=3, gate=True)],
+                                 negatives=[negative("unread", "answers without counting", answer_call("Some.", count="1"))])
+            m = c.fields[money]
+            minor = sum(int(ch[m.column] or 0) for ch in children)
+            total = str(Decimal(minor).scaleb(-m.scale).quantize(Decimal(1).scaleb(-m.scale)))
+            prompt = (f"{rng.choice(_OPENERS)} what is the total {_label(money)} of the {_label(c.plural)}{phrase} of the {p.label} {title}? "
+                      "Reply with submit_answer, giving it as values.total.")
+            return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{total}.", total=total)],
+                             outcome=completed(),
+                             rubric=[gate, AnswerCheck(name="answer gives the total", field="values.total", expect=number(total), weight=3, gate=True)],
+                             negatives=[negative("unread", "answers without adding up", answer_call("Zero.", total="0.00"))])
+
+        build.__name__ = "aggregate"
+        return build
+
+    def _extreme(self, cname: str, fname: str, field: str) -> Any:
+        """The largest value of ``field`` (a date: the latest; money: the largest) among a named row's children."""
+        c = self.spec.entities[cname]
+        link = c.fields[fname]
+        pname = link.ref or ""
+        p = self.spec.entities[pname]
+        g = c.fields[field]
+
+        def build(world: World, rng: random.Random) -> TaskDraft:
+            stats = {r["k"]: r for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n, count(DISTINCT "{g.column}") AS d '
+                                                     f'FROM "{c.table}" WHERE "{g.column}" IS NOT NULL GROUP BY 1')}
+            parents = [r for r in self.named_rows(world, pname)
+                       if (st := stats.get(self.key(pname, r))) and 2 <= st["n"] <= 50 and st["d"] >= 2]
+            if len(parents) < 20:
+                raise TaskError(f"fewer than 20 named {p.plural} with {c.plural} to compare")
+            parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
+            top = rows(world, f'SELECT max("{g.column}") AS m FROM "{c.table}" WHERE "{link.column}" = ?', self.key(pname, parent))[0]["m"]
+            title = _quoted(p, _title(p, parent) or "")
+            gate = AnyToolCalled(name=f"listed the {p.label}'s {c.plural}", gate=True, weight=2,
+                                 patterns=[{"tool": f"search_{c.plural}", "args": {fname: self.key(pname, parent)}}])
+            if g.kind == "money":
+                value = str(Decimal(int(top)).scaleb(-g.scale).quantize(Decimal(1).scaleb(-g.scale)))
+                ask, expect = f"what is the largest {_label(field)} among the {_label(c.plural)} of the {p.label} {title}?", number(value)
+            else:
+                value = str(top)[:10]
+                ask = f"what is the {_label(field)} of the latest {c.label} of the {p.label} {title}?"
+                expect = regex(re.escape(value) + r"([ T][0-9:.]+(Z|[+-][0-9:]+)?)?")
+            prompt = f"{rng.choice(_OPENERS)} {ask} Reply with submit_answer, giving it as values.{field}."
+            return TaskDraft(prompt=prompt,
+                             oracle=[*self.find(pname, parent), call(f"search_{c.plural}", **{fname: self.key(pname, parent)}, limit=50),
+                                     answer_call(f"{value}.", **{field: value})],
+                             outcome=completed(),
+                             rubric=[gate, AnswerCheck(name=f"answer gives the {_label(field)}", field=f"values.{field}", expect=expect,
+                                                       weight=3, gate=True)],
+                             negatives=[negative("unread", "answers without listing", answer_call("Not sure.", **{field: "0"}))])
+
+        build.__name__ = "extreme"
+        return build
+
+
+def derive_templates(gen: GeneratedEnvironment) -> list[TaskTemplate]:
+    """Every template the spec and data allow (before ``toolgym check`` keeps the ones that pass)."""
+    from toolgym.new.action_templates import ActionDeriver
+
+    d = ActionDeriver(gen)
+    found = [*d.lookups(), *d.joins(), *d.aggregates(), *d.actions()]
+    unique: dict[str, TaskTemplate] = {}
+    for t in found:
+        unique.setdefault(t.id, t)
+    return list(unique.values())
+
+
+def generated_templates(package: str) -> list[TaskTemplate]:
+    """The generated templates of the package ``package`` that ``toolgym new`` kept (``templates.json``), or all of
+    them when it has not been checked yet. Call it from the package's ``tasks.py``."""
+    import importlib
+
+    env = importlib.import_module(package).environment
+    gen = env.generated
+    templates = derive_templates(gen)
+    kept_file = Path(gen.folder) / "templates.json"
+    if kept_file.exists():
+        kept = set(json.loads(kept_file.read_text()).get("kept", []))
+        templates = [t for t in templates if t.id in kept]
+    return templates
