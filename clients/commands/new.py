@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from clients.flags import integer
 from toolgym.new.build import new_environment
@@ -22,7 +23,8 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``new NAME [--from SOURCE] [--out DIR] [--spec FILE] [--sample N] [--scrub COLUMN ...] [--seeds N] [--no-check]``."""
+    """``new NAME [--from SOURCE] [--out DIR] [--spec FILE] [--sample N] [--scrub COLUMN ...] [--seeds N] [--no-check]
+    [--llm-base-url URL [--llm-model M] [--llm-api-key-env VAR]]``."""
     parser.add_argument("name", metavar="NAME", help="the environment's name (lower-case letters, digits, '-')")
     parser.add_argument("--from", dest="source", metavar="SOURCE", help="SQLite file, or folder of CSV/JSON tables (omit to regenerate)")
     parser.add_argument("--out", metavar="DIR", help="project folder to write (default ./NAME)")
@@ -32,11 +34,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=integer(1, 1000), default=10, metavar="N", help="seeds the check plays per template (default 10)")
     parser.add_argument("--no-check", action="store_true", help="write the package without checking its templates")
     parser.add_argument("--no-attacks", action="store_true", help="check oracles, no-ops and negatives only (faster)")
+    parser.add_argument("--llm-base-url", metavar="URL", help="reword each template's prompt with this OpenAI-compatible endpoint "
+                        "(e.g. http://localhost:8000/v1); each wording is validated and proved to change only the prompt, "
+                        "else the original is kept (wordings.json says why)")
+    parser.add_argument("--llm-model", metavar="MODEL", default="gpt-4o-mini", help="the model to ask (default gpt-4o-mini)")
+    parser.add_argument("--llm-api-key-env", metavar="VAR", default="OPENAI_API_KEY",
+                        help="environment variable holding the endpoint's API key (default OPENAI_API_KEY; never written to disk)")
+    parser.add_argument("--llm-timeout", type=integer(1, 600), default=30, metavar="S", help="seconds per request (default 30)")
 
 
 def run(args: argparse.Namespace) -> int:
+    reword = None
+    if args.llm_base_url:
+        from toolgym.new.reword import RewordConfig
+
+        if not args.llm_base_url.startswith(("http://", "https://")):
+            print(f"toolgym new: --llm-base-url {args.llm_base_url!r}: give an http(s) URL, e.g. http://localhost:8000/v1", file=sys.stderr)
+            return 2
+
+        reword = RewordConfig(base_url=args.llm_base_url, model=args.llm_model, api_key_env=args.llm_api_key_env or None,
+                              timeout=float(args.llm_timeout))
     report = new_environment(args.name, source=args.source, out=args.out, spec_file=args.spec, sample=args.sample,
-                             scrub=args.scrub, seeds=args.seeds, check=not args.no_check, attacks=not args.no_attacks,
+                             scrub=args.scrub, seeds=args.seeds, check=not args.no_check, attacks=not args.no_attacks, reword=reword,
                              progress=lambda msg: print(f"toolgym new: {msg}", flush=True))
     print(report.summary())
     print(f"next: pip install -e {report.project}   then   toolgym check {args.name} --seeds 20   and   toolgym run {args.name} --agent oracle")

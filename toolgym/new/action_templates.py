@@ -9,6 +9,8 @@ owner: find, decide, act, answer. Gates name the row whose data decides.
 
 from __future__ import annotations
 
+import functools
+import math
 import random
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -19,6 +21,7 @@ from graders.criteria import ToolCalled, ToolNotCalled, state
 from graders.outcome import completed, refused
 from graders.setup import case, pick, rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call, refusal_call
+from toolgym.new.reword import compose
 from toolgym.new.rules import Row, compare_bound, evaluate
 from toolgym.new.templates import _OPENERS, _UPDATE_ONE_SIDED, Deriver, _label, _order, _quoted, _title
 
@@ -26,6 +29,9 @@ if TYPE_CHECKING:
     from toolgym.new.spec import ActionSpec
 
 __all__ = ["ActionDeriver"]
+
+_NEAR = 8
+"""Subjects a seed tries in its drawn case before another case: seeds' first subjects are far apart (:func:`_stride`)."""
 
 
 class ActionDeriver(Deriver):
@@ -140,17 +146,26 @@ class ActionDeriver(Deriver):
             which = case(rng, weights)
             candidates = self._latest(world, subject) if latest else self._describable(world, subject)
             if verify is not None:  # only rows whose person has the details to verify (filtered before the seed's order)
-                candidates = self.memo(world, ("verifiable", subject, latest), lambda: [c for c in candidates if self._verifiable(world, subject, c[0])])
+                candidates = self.memo(world, ("verifiable", subject, latest), lambda: self._one_per_owner(world, subject, candidates))
             dates = tuple(n for n, g in se.fields.items() if g.kind == "date")  # the order "latest" is read in: never planted
             if len(candidates) < 20:  # fewer would repeat subjects over 20 seeds: another seed's oracle is paid on them
                 raise TaskError(f"fewer than 20 {se.plural} a person could describe")
-            for i in _order(world, rng, len(candidates))[:300]:
-                row, desc, finds = candidates[i]
-                row = dict(row)
-                args = self._arguments(action, world, rng, row)
-                if args is None:
-                    continue
-                if self._settle(action, world, rng, subject, row, args, which, frozen=dates if latest else ()):
+            walk = _stride(_order(world, rng, len(candidates)))
+            # the seed's own first subjects first, in the drawn case, then in another case: a case only a few rows can
+            # be set up for (a count of children over a limit) would otherwise send many seeds to those same rows
+            plan = [(which, walk[:_NEAR])] + [(c, walk[:_NEAR]) for c in weights if c != which] + [(which, walk[_NEAR:300])]
+            found = False
+            for attempt, indices in plan:
+                for i in indices:
+                    row, desc, finds = candidates[i]
+                    row = dict(row)
+                    args = self._arguments(action, world, rng, row)
+                    if args is None:
+                        continue
+                    if self._settle(action, world, rng, subject, row, args, attempt, frozen=dates if latest else ()):
+                        which, found = attempt, True
+                        break
+                if found:
                     break
             else:
                 raise TaskError(f"no {se.label} can be set up for case {which!r} of {action.name}")
@@ -178,8 +193,12 @@ class ActionDeriver(Deriver):
                     found = rows(world, f'SELECT * FROM "{target.table}" WHERE "{target.fields[target.key or ""].column}" = ?', v)
                     if found and _title(target, found[0]):
                         steps += self.find(f.ref or "", found[0])
-            prompt = (f"{rng.choice(_OPENERS)} {self._request(action, desc, args, world)}.{details} "
-                      "Handle it under the policy and reply with submit_answer.")
+            request, facts = self._request(action, desc, args, world)
+            if verify is not None:
+                request, facts = request + ".{identity}", {**facts, "identity": details}
+            else:
+                request += "."
+            prompt = compose(self.wordings, rng.choice(_OPENERS), request, facts, "Handle it under the policy and reply with submit_answer.")
             meta = {"case": which, "subject": str(self.key(subject, row))}
             if which == "ok":
                 return TaskDraft(prompt=prompt, oracle=[*steps, self.get(subject, row, optional=True), act,
@@ -209,6 +228,23 @@ class ActionDeriver(Deriver):
 
         build.__name__ = f"{'latest' if latest else 'do'}_{action.name}"
         return build
+
+    def _one_per_owner(self, world: World, ename: str, candidates: list[Any]) -> list[Any]:
+        """Rows whose person has the details to verify, one per person: two seeds on rows of one person would share
+        the deciding record of the identity case (the verification), and another seed's oracle would be paid there."""
+        v = self.spec.verify
+        assert v is not None
+        out, seen = [], set()
+        for c in candidates:
+            owner = self._owner(world, ename, c[0])
+            ve = self.spec.entities[v.entity]
+            if owner is None or any(owner[ve.fields[n].column] in (None, "") for n in v.fields):
+                continue
+            key = self.key(v.entity, owner)
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+        return out
 
     def _verifiable(self, world: World, ename: str, row: dict[str, Any]) -> bool:
         v = self.spec.verify
@@ -262,6 +298,8 @@ class ActionDeriver(Deriver):
                 args[n] = world.clock.today.isoformat()
             else:
                 args[n] = _fresh(n, rng)
+        if action.kind == "update" and all(_unchanged(e.fields[n], row.get(e.fields[n].column), v) for n, v in args.items()):
+            return None  # the row already holds every drawn value: the tool would refuse no_change, not the task's case
         return args
 
     def _scope(self, action: ActionSpec, world: World, subject: str, row: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
@@ -334,20 +372,21 @@ class ActionDeriver(Deriver):
                           (*changed.values(), row[keycol]))
         return True
 
-    def _request(self, action: ActionSpec, desc: str, args: dict[str, Any], world: World) -> str:
+    def _request(self, action: ActionSpec, desc: str, args: dict[str, Any], world: World) -> tuple[str, dict[str, str]]:
         """The request as a colleague words it: "please cancel the order of customer “Ada Berg” dated 2025-03-02",
-        "please set the phone to +1 555 0100 for the customer “Ada Berg”", "please add an invoice line to ...: ..."."""
+        "please set the phone to +1 555 0100 for the customer “Ada Berg”", "please add an invoice line to ...: ...";
+        as a template (the same for every seed of the action) and the seed's facts for its placeholders."""
         e = self.spec.entities[action.entity]
         verb = action.name.removesuffix(f"_{action.entity}").replace("_", " ")
         if action.kind == "transition" and verb != action.name.replace("_", " "):
-            return f"please {verb} {desc}"
+            return f"please {verb} {{subject}}", {"subject": desc}
         if action.kind == "update":
             changes = [f"the {_label(n)} to {v}" + (f" {self.spec.currency}" if e.fields[n].kind == "money" else "") for n, v in args.items()]
-            return f"please set {' and '.join(changes)} for {desc}"
+            return "please set {changes} for {subject}", {"changes": " and ".join(changes), "subject": desc}
         if action.kind == "create":
             article = "an" if e.label[:1] in "aeiou" else "a"
-            return f"please add {article} {e.label} to {desc}{self._wording(action, args, world)}"
-        return f"please {_label(action.name)} — {desc}{self._wording(action, args, world)}"
+            return f"please add {article} {e.label} to {{subject}}{{details}}", {"subject": desc, "details": self._wording(action, args, world)}
+        return f"please {_label(action.name)} — {{subject}}{{details}}", {"subject": desc, "details": self._wording(action, args, world)}
 
     def _wording(self, action: ActionSpec, args: dict[str, Any], world: World) -> str:
         e = self.spec.entities[action.entity]
@@ -383,6 +422,39 @@ class ActionDeriver(Deriver):
         before = world.query(f'SELECT count(*) AS n FROM "{e.table}" WHERE ' + " AND ".join(where), tuple(params))[0]["n"]
         return [state(f'SELECT count(*) FROM "{e.table}" WHERE ' + " AND ".join(where), *params, expect=before + 1, weight=3, gate=True,
                       name=f"{e.label} created")]
+
+
+def _stride(order: list[int]) -> list[int]:
+    """``order`` visited with a stride: a seed whose first subject cannot be set up tries subjects far from the next
+    seeds' first ones (their starts are neighbours in the permutation), so two seeds rarely land on one subject."""
+    n = len(order)
+    if n <= 1:
+        return order
+    step = _step(n)
+    return [order[(k * step) % n] for k in range(n)]
+
+
+@functools.lru_cache(maxsize=256)
+def _step(n: int) -> int:
+    """Seeds start on neighbouring positions (0, 1, 2...): two walks meet within their first _NEAR steps when some
+    m * step (m < _NEAR) lands near 0 modulo n, so take the step coprime with n whose first multiples stay farthest
+    from 0 (among the first few thousand: near n times the golden ratio's fraction is as good as it gets)."""
+    def spread(k: int) -> int:
+        return min(min(m * k % n, n - m * k % n) for m in range(1, _NEAR))
+
+    golden = int(n * 0.381966)
+    options = {k for k in range(max(1, golden - 2000), min(n, golden + 2000)) if math.gcd(k, n) == 1} or {1}
+    return max(sorted(options), key=spread)
+
+
+def _unchanged(field: Any, current: Any, value: Any) -> bool:
+    """Whether ``value`` (an argument as the agent sends it) equals ``current`` (the stored column value)."""
+    if field.kind == "money" and value is not None:
+        try:
+            return current == int(Decimal(str(value)).scaleb(field.scale))
+        except (ArithmeticError, ValueError):
+            return False
+    return current == value or (current is not None and str(current) == str(value))
 
 
 def _fresh(name: str, rng: random.Random) -> str:

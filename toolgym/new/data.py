@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 import re
 import sqlite3
-from decimal import Decimal, InvalidOperation
+from datetime import datetime, timezone
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,14 @@ def _convert(col: Column, value: Any) -> Any:
     if isinstance(value, bytes):  # the world's change log is JSON, which holds no BLOB: binary data is kept as hex
         return value.hex()
     if col.kind == "money" and not col.minor:
-        try:
-            return int((Decimal(str(value)).scaleb(col.scale)).to_integral_value())
+        try:  # exact from the text of the value (a REAL's shortest repr), rounded half-up to minor units
+            return int(Decimal(str(value)).scaleb(col.scale).to_integral_value(rounding=ROUND_HALF_UP))
         except InvalidOperation:
-            raise NewError(f"column {col.name!r} looks like money but holds {value!r}") from None
+            raise NewError(f"column {col.source or col.name!r} looks like money but holds {value!r}: set its kind in "
+                           "spec.json, or clean the value") from None
+    if col.kind == "date" and col.epoch and isinstance(value, int):
+        moment = datetime.fromtimestamp(value / (1000 if col.epoch == "ms" else 1), tz=timezone.utc)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     if col.kind == "decimal":
         return str(Decimal(str(value)))
     return value
@@ -93,7 +98,7 @@ def _sample(source: Source, n: int) -> dict[str, list[sqlite3.Row]]:
     for t in _topological(source):
         refs = [c for c in t.columns if c.kind == "ref" and c.ref_table != t.name]
         order = ", ".join(f'"{k}"' for k in t.key) or "rowid"
-        rows = source.conn.execute(f'SELECT * FROM "{t.name}" ORDER BY {order}').fetchall()
+        rows = source.conn.execute(f"{t.select()} ORDER BY {order}").fetchall()
         if refs:
             rows = [r for r in rows if all(r[c.name] is None or (r[c.name],) in keys.get(c.ref_table or "", set()) for c in refs)]
             rows = rows[: 20 * n]
@@ -144,10 +149,11 @@ def write_data(source: Source, target: Path, *, sample: int | None = None, scrub
     rows_of = _sample(source, sample) if sample else None
     rng = random.Random("scrub")
     for t in source.tables:
-        rows = rows_of[t.name] if rows_of is not None else source.conn.execute(f'SELECT * FROM "{t.name}"').fetchall()
+        rows = rows_of[t.name] if rows_of is not None else source.conn.execute(t.select()).fetchall()
         scrubbed = []
         for c in t.columns:
-            for w in (c.name.lower(), f"{t.name.lower()}.{c.name.lower()}"):
+            for w in {c.name.lower(), f"{t.name.lower()}.{c.name.lower()}", (c.source or c.name).lower(),
+                      f"{(t.source or t.name).lower()}.{(c.source or c.name).lower()}"}:
                 if w in wanted:
                     scrubbed.append(c.name)
                     matched.add(w)

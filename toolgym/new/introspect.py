@@ -27,6 +27,10 @@ _SECRET_WORDS = re.compile(r"(password|passcode|passwd|secret|token|hash|salt|pi
 _DATE_WORDS = re.compile(r"(date|_at$|_on$|time|day|birth|created|updated|expires)", re.I)
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 _CATEGORY_MAX = 12
+# integer dates: unix epochs (seconds or milliseconds) between 1973-03 and 2100, in a column named like a moment
+_EPOCH_WORDS = re.compile(r"(date|_at$|_on$|_ts$|^ts$|time|epoch|created|updated|expires|placed|shipped|delivered|"
+                          r"returned|loaned|opened|closed|happened|since|until|deadline|due)", re.I)
+_EPOCH_S = (100_000_000, 4_102_444_800)
 
 
 @dataclass
@@ -45,7 +49,11 @@ class Column:
     scale: int = 2
     """Money: digits after the point of its currency (minor units = value * 10**scale)."""
     minor: bool = False
-    """Money already stored as integer minor units in the source (``*_minor`` columns)."""
+    """Money already stored as integer minor units in the source (``*_minor``, ``*_cents`` columns)."""
+    epoch: str | None = None
+    """A date stored as a unix epoch integer: ``"s"`` (seconds) or ``"ms"``; written to the fixture as ISO 8601 UTC."""
+    source: str = ""
+    """The column's name in the source (``name`` is the fixture's: the same unless it is not a plain identifier)."""
 
 
 @dataclass
@@ -57,6 +65,13 @@ class Table:
     key: list[str]
     rows: int
     virtual: bool = False
+    source: str = ""
+    """The table's name in the source (``name`` is the fixture's: the same unless it is not a plain identifier)."""
+
+    def select(self) -> str:
+        """``SELECT`` of every column from the source table, each under its fixture name."""
+        cols = ", ".join(f'"{c.source or c.name}" AS "{c.name}"' for c in self.columns)
+        return f'SELECT {cols} FROM "{self.source or self.name}"'
 
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
@@ -71,7 +86,7 @@ class Source:
     tables: list[Table]
 
     def table(self, name: str) -> Table:
-        return next(t for t in self.tables if t.name == name)
+        return next(t for t in self.tables if name in (t.name, t.source))
 
 
 def snake(name: str) -> str:
@@ -106,6 +121,8 @@ def open_source(path: str | Path) -> sqlite3.Connection:
         raise NewError(f"source {str(path)!r} does not exist; give a SQLite file or a folder of CSV tables")
     if path.is_dir():
         return _load_csv_folder(path)
+    if path.stat().st_size == 0:
+        raise NewError(f"source {str(path)!r} is an empty file: no tables to build from; give a SQLite database with data")
     with path.open("rb") as handle:
         if handle.read(16) != b"SQLite format 3\x00":
             raise NewError(f"source {str(path)!r} is not a SQLite database (give a .sqlite/.db file or a folder of CSV tables)")
@@ -209,11 +226,17 @@ def _describe_column(conn: sqlite3.Connection, table: str, info: sqlite3.Row, fk
         col.kind = "key"
     elif _SECRET_WORDS.search(name) or any(isinstance(v, bytes) for v in sample):  # binary data is never shown either
         col.kind = "secret"
-    elif name.lower().endswith("_minor") and all(isinstance(v, int) for v in sample):
+    elif name.lower().endswith(("_minor", "_cents", "_pence")) and sample and all(isinstance(v, int) for v in sample):
         col.kind, col.minor = "money", True
     elif sample and all(isinstance(v, (int, float)) or _is_decimal(v) for v in sample) and any(_is_decimal(v) for v in sample):
         places = max((len(str(Decimal(str(v))).partition(".")[2]) for v in sample), default=0)
-        col.kind = "money" if _MONEY_WORDS.search(name) and places <= 2 else "decimal"
+        # REAL money carries binary noise (0.1 + 0.2 = 0.30000000000000004): still money when every value is
+        # within a millionth of whole cents; the fixture rounds it half-up to minor units
+        cents = places <= 2 or all(isinstance(v, float) and abs(v * 100 - round(v * 100)) < 1e-4 for v in sample)
+        col.kind = "money" if _MONEY_WORDS.search(name) and cents else "decimal"
+    elif sample and all(isinstance(v, int) and not isinstance(v, bool) for v in sample) and _EPOCH_WORDS.search(name) and (
+            all(_EPOCH_S[0] <= v <= _EPOCH_S[1] for v in sample) or all(_EPOCH_S[0] * 1000 <= v <= _EPOCH_S[1] * 1000 for v in sample)):
+        col.kind, col.epoch = "date", "s" if all(v <= _EPOCH_S[1] for v in sample) else "ms"
     elif sample and all(isinstance(v, str) and _ISO_DATE.match(v) for v in sample) or (
             _DATE_WORDS.search(name) and sample and all(isinstance(v, str) and _ISO_DATE.match(v) for v in sample)):
         col.kind = "date"
@@ -257,10 +280,54 @@ def read_source(path: str | Path) -> Source:
         columns = [_describe_column(conn, name, r, fks, key, count) for r in info]
         tables.append(Table(name=name, columns=columns, key=key, rows=count))
     if not tables:
-        raise NewError(f"source {str(path)!r} has no table")
+        views = [r["name"] for r in listing if r["type"] == "view"]
+        skipped = [r["name"] for r in listing if r["type"] != "view" and not r["name"].startswith("sqlite_")]
+        raise NewError(f"source {str(path)!r} has no table to build from" + (f" (only views: {', '.join(views)})" if views else "")
+                       + (f" (skipped: {', '.join(skipped)}: virtual or internal)" if skipped else "") + "; give a database with data")
+    if not any(t.rows for t in tables):
+        raise NewError(f"source {str(path)!r} has tables ({', '.join(t.name for t in tables)}) but no rows in any: nothing to "
+                       "build tasks from; give a database with data")
     names = {t.name for t in tables}
     for t in tables:  # a reference to a table we skipped (virtual, internal) is plain data
         for c in t.columns:
             if c.kind == "ref" and c.ref_table not in names:
                 c.kind, c.ref_table, c.ref_column = "text", None, None
+    _fixture_names(tables)
     return Source(path=Path(path), conn=conn, tables=tables)
+
+
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def _safe(name: str, taken: set[str]) -> str:
+    """``name`` if it is a plain identifier, else its snake_case (unique among ``taken``, case-insensitively)."""
+    base = name if _IDENT.match(name) and not name.lower().startswith(("sqlite_", "toolgym_")) else snake(name)
+    out, n = base, 2
+    while out.lower() in taken:
+        out, n = f"{base}_{n}", n + 1
+    taken.add(out.lower())
+    return out
+
+
+def _fixture_names(tables: list[Table]) -> None:
+    """Give tables and columns whose names are not plain identifiers (``"wait list"``, ``"O'Neil"``) fixture names
+    in snake_case; the source is still read under the old ones (:meth:`Table.select`)."""
+    taken: set[str] = set()
+    renamed: dict[str, str] = {}
+    columns: dict[tuple[str, str], str] = {}
+    for t in tables:
+        t.source = t.name
+        renamed[t.name] = _safe(t.name, taken)
+        seen: set[str] = set()
+        for c in t.columns:
+            c.source = c.name
+            columns[(t.name, c.name)] = _safe(c.name, seen)
+    for t in tables:
+        for c in t.columns:
+            if c.kind == "ref":
+                c.ref_column = columns.get((c.ref_table or "", c.ref_column or ""), c.ref_column)
+                c.ref_table = renamed[c.ref_table or ""]
+        t.key = [columns[(t.name, k)] for k in t.key]
+        for c in t.columns:
+            c.name = columns[(t.name, c.name)]
+        t.name = renamed[t.name]

@@ -25,7 +25,7 @@ from toolgym.new.errors import NewError
 
 if TYPE_CHECKING:
     from fixtures.world import World
-    from toolgym.new.spec import ActionSpec, Spec
+    from toolgym.new.spec import ActionSpec, FieldSpec, Spec
 
 __all__ = ["parse_rule", "check_rules", "Row", "evaluate", "action_names", "compare_bound"]
 
@@ -82,6 +82,7 @@ def check_rules(spec: Spec, path: Path | str) -> None:
                 raise NewError(f"{where}: {exc}") from None
             inside_lists = {id(e) for n in ast.walk(tree) if isinstance(n, (ast.List, ast.Tuple)) for e in n.elts}
             inside_lists |= {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+            rows = [n for n, k in known.items() if k == "row"]
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call):
                     arg = node.args[0]
@@ -89,8 +90,76 @@ def check_rules(spec: Spec, path: Path | str) -> None:
                     if not isinstance(base, ast.Name) or base.id not in plurals:
                         raise NewError(f"{where}: {node.func.id}() takes a child entity's plural "  # type: ignore[attr-defined]
                                        f"({', '.join(sorted(plurals))}), e.g. sum(refunds.amount)")
+                    child = spec.entities[plurals[base.id]]
+                    if not any(f.kind == "ref" and f.ref in rows for f in child.fields.values()):
+                        raise NewError(f"{where}: {base.id} do not refer to {' or '.join(rows) or 'a row of this action'}, so "
+                                       f"{node.func.id}({base.id}...) has nothing to count")  # type: ignore[attr-defined]
+                    if node.func.id == "sum":  # type: ignore[attr-defined]
+                        if not isinstance(arg, ast.Attribute) or not isinstance(arg.value, ast.Name):
+                            raise NewError(f"{where}: sum() takes children.field, e.g. sum({base.id}.amount)")
+                        if arg.attr not in child.fields or child.fields[arg.attr].kind not in ("money", "integer", "decimal"):
+                            numeric = [n for n, f in child.fields.items() if f.kind in ("money", "integer", "decimal")]
+                            raise NewError(f"{where}: {base.id} have no number field {arg.attr!r}; sum() takes one of "
+                                           f"{', '.join(numeric) or '(none)'}")
+                    elif isinstance(arg, ast.Attribute):
+                        raise NewError(f"{where}: count() takes the children's plural alone, e.g. count({base.id})")
+                elif isinstance(node, ast.Attribute) and not any(node is c for n in ast.walk(tree) if isinstance(n, ast.Attribute) for c in [n.value]):
+                    _check_path(spec, node, known, plurals, where)
                 elif isinstance(node, ast.Name) and id(node) not in inside_lists and node.id not in known and node.id not in plurals:
                     raise NewError(f"{where}: unknown name {node.id!r}; this rule may use {', '.join(sorted(known))}")
+            _check_values(spec, tree, known, plurals, where)
+
+
+def _check_path(spec: Spec, node: ast.Attribute, known: dict[str, str], plurals: dict[str, str], where: str) -> FieldSpec | None:
+    """``entity.field`` / ``entity.parent.field`` names fields that exist: each step but the last a reference."""
+    parts: list[str] = []
+    cur: ast.AST = node
+    while isinstance(cur, ast.Attribute):
+        parts.insert(0, cur.attr)
+        cur = cur.value
+    if not isinstance(cur, ast.Name):
+        raise NewError(f"{where}: {ast.unparse(node)!r}: a field is reached from an entity's name, e.g. order.status")
+    if cur.id in plurals and cur.id not in known:
+        return None  # sum(children.field): checked with the call
+    if cur.id not in known:
+        raise NewError(f"{where}: unknown name {cur.id!r}; this rule may use {', '.join(sorted(known))}")
+    if known.get(cur.id) != "row":
+        raise NewError(f"{where}: {cur.id!r} has no fields; fields are read from {', '.join(n for n, k in known.items() if k == 'row')}")
+    entity, path = cur.id, cur.id
+    for i, part in enumerate(parts):
+        e = spec.entities[entity]
+        f = e.fields.get(part)
+        last = i == len(parts) - 1
+        if f is not None and last:
+            return f
+        ref = f if f is not None and f.kind == "ref" else e.fields.get(f"{part}_id")
+        if ref is not None and ref.kind == "ref" and not last:
+            if spec.entities[ref.ref or ""].key is None:
+                raise NewError(f"{where}: {path}.{part}: {ref.ref} has no single-column key, so its rows cannot be reached")
+            entity, path = ref.ref or "", f"{path}.{part}"
+            continue
+        refs = [n.removesuffix("_id") for n, g in e.fields.items() if g.kind == "ref"]
+        what = ("is not a reference, so it has no fields" if f is not None else
+                f"is not a field of {entity} (fields: {', '.join(e.fields)}" + (f"; parents: {', '.join(refs)}" if refs else "") + ")")
+        raise NewError(f"{where}: {path}.{part} {what}")
+    return None
+
+
+def _check_values(spec: Spec, tree: ast.Expression, known: dict[str, str], plurals: dict[str, str], where: str) -> None:
+    """``entity.status in [a, b]`` / ``== 'a'``: each value is one the category field has (a typo never matches)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or not isinstance(node.left, ast.Attribute):
+            continue
+        f = _check_path(spec, node.left, known, plurals, where)
+        if f is None or f.kind != "category" or not f.values:
+            continue
+        for comp in node.comparators:
+            items = comp.elts if isinstance(comp, (ast.List, ast.Tuple)) else [comp]
+            for item in items:
+                value = item.id if isinstance(item, ast.Name) and item.id not in known else (
+                    item.value if isinstance(item, ast.Constant) and isinstance(item.value, str) else None)
+                if value is not None and value not in f.values:
+                    raise NewError(f"{where}: {value!r} is not a value of {ast.unparse(node.left)} ({', '.join(f.values)}); a new value goes into the field's 'values' in the spec first")
 
 
 class Row:
@@ -104,9 +173,12 @@ class Row:
         e = self.spec.entities[self.entity]
         return self.data[e.fields[e.key or ""].column]
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str, *, navigate: bool = False) -> Any:
+        """The field ``name`` (money as Decimal units); with ``navigate``, a reference field's row (a step in a path)."""
         e = self.spec.entities[self.entity]
         f = e.fields.get(name)
+        if navigate and f is not None and f.kind == "ref":
+            return load_row(self.spec, self.world, f.ref or "", self.data[f.column])
         if f is None and f"{name}_id" in e.fields and e.fields[f"{name}_id"].kind == "ref":
             ref = e.fields[f"{name}_id"]
             return load_row(self.spec, self.world, ref.ref or "", self.data[ref.column])
@@ -142,7 +214,7 @@ def evaluate(tree: ast.Expression, spec: Spec, scope: dict[str, Any]) -> Any:
     A comparison with a missing value (NULL) is False: a rule cannot be shown to hold on data that is not there.
     """
 
-    def ev(node: ast.AST, in_list: bool = False) -> Any:
+    def ev(node: ast.AST, in_list: bool = False, navigate: bool = False) -> Any:
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant):
@@ -156,10 +228,10 @@ def evaluate(tree: ast.Expression, spec: Spec, scope: dict[str, Any]) -> Any:
         if isinstance(node, (ast.List, ast.Tuple)):
             return [ev(e, True) for e in node.elts]
         if isinstance(node, ast.Attribute):
-            base = ev(node.value)
+            base = ev(node.value, navigate=True)
             if not isinstance(base, Row):
                 return None
-            return base.get(node.attr)
+            return base.get(node.attr, navigate=navigate)
         if isinstance(node, ast.BoolOp):
             values = [bool(ev(v)) for v in node.values]
             return all(values) if isinstance(node.op, ast.And) else any(values)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from toolgym.new.errors import NewError
 from toolgym.new.introspect import Source, snake, singular
 
-__all__ = ["FieldSpec", "EntitySpec", "RuleSpec", "ActionSpec", "VerifySpec", "Spec", "default_spec", "load_spec", "save_spec"]
+__all__ = ["FieldSpec", "EntitySpec", "RuleSpec", "ActionSpec", "VerifySpec", "Spec", "default_spec", "load_spec", "save_spec", "read_json", "parse_spec"]
 
 Kind = Literal["key", "ref", "money", "category", "date", "integer", "decimal", "text", "freetext", "secret"]
 _CODE = r"^[a-z][a-z0-9_]{1,47}$"
@@ -194,6 +194,19 @@ def _entity_name(table: str) -> str:
     return f"{name}_record" if keyword.iskeyword(name) or name in ("today", "sum", "count") else name
 
 
+def _plural(name: str) -> str:
+    """``branch`` → ``branches``, ``copy`` → ``copies``, ``order`` → ``orders``."""
+    if name.endswith("y") and name[-2:-1] not in "aeiou":
+        return name[:-1] + "ies"
+    if name.endswith(("s", "x", "z", "ch", "sh")):
+        return name + "es"
+    return name + "s"
+
+
+def _a(word: str) -> str:
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
+
+
 def default_spec(source: Source, name: str) -> Spec:
     """The spec ``toolgym new`` writes when none exists: every table an entity, every column but secrets shown,
     a transition per status field with a terminal value, and an update of contact fields."""
@@ -205,8 +218,9 @@ def default_spec(source: Source, name: str) -> Spec:
         for col in table.columns:
             fname = snake(col.name)
             fname = f"{fname}_value" if keyword.iskeyword(fname) else fname
-            if col.kind == "money" and col.minor and fname.endswith("_minor"):
-                fname = fname[: -len("_minor")]
+            for suffix in ("_minor", "_cents", "_pence"):
+                if col.kind == "money" and col.minor and fname.endswith(suffix) and fname[: -len(suffix)] not in fields:
+                    fname = fname[: -len(suffix)]
             fields[fname] = FieldSpec(column=col.name, kind=col.kind, ref=by_table.get(col.ref_table or ""),  # type: ignore[arg-type]
                                       values=col.values, scale=col.scale, visible=col.kind != "secret")
         if len(table.key) == 1:
@@ -225,7 +239,7 @@ def default_spec(source: Source, name: str) -> Spec:
         if not title:
             title = [f for f, s in fields.items() if s.kind == "text" and (f.endswith("_name") or f.endswith("name"))][:1]
         currency = "currency" if "currency" in fields and fields["currency"].kind in ("category", "text") else None
-        plural = snake(table.name) if snake(table.name) != ename else ename + "s"
+        plural = snake(table.name) if snake(table.name) != ename else _plural(ename)
         entities[ename] = EntitySpec(table=table.name, plural=plural, label=ename.replace("_", " "), key=key,
                                      natural_key=natural, title=title, currency=currency, fields=fields)
     actions: list[ActionSpec] = []
@@ -242,14 +256,14 @@ def default_spec(source: Source, name: str) -> Spec:
                 verb = _VERBS[terminal.lower()]
                 actions.append(ActionSpec(
                     name=f"{verb}_{ename}", kind="transition", entity=ename, field=fname, to=terminal,
-                    description=f"Set a {entity.label}'s {fname.replace('_', ' ')} to {terminal}.",
+                    description=f"Set {_a(entity.label)}'s {fname.replace('_', ' ')} to {terminal}.",
                     rules=[RuleSpec(check=f"{ename}.{fname} in [{', '.join(others)}]", code=f"{ename}_not_{verb}able"[:48],
-                                    message=f"A {entity.label} can be set to {terminal} only while its {fname.replace('_', ' ')} "
-                                            f"is {' or '.join(others)}.")]))
+                                    message=f"{_a(entity.label).capitalize()} can be set to {terminal} only while its "
+                                            f"{fname.replace('_', ' ')} is {' or '.join(others)}.")]))
         contact = [f for f, s in entity.fields.items() if s.kind in ("text",) and _CONTACT.search(f) and f != entity.key]
         if contact and any(re.search(r"(email|phone)", f) for f in contact):
             actions.append(ActionSpec(name=f"update_{ename}_contact", kind="update", entity=ename, fields=contact[:6],
-                                      description=f"Change a {entity.label}'s contact details."))
+                                      description=f"Change {_a(entity.label)}'s contact details."))
     return Spec(name=name, description=f"Generated from {source.path.name}", entities=entities, actions=actions)
 
 
@@ -259,20 +273,44 @@ def load_spec(path: str | Path) -> Spec:
     Raises:
         NewError: the file is missing, not JSON, or not a valid spec (the message names the field and the fix).
     """
+    return parse_spec(read_json(path), path)
+
+
+def read_json(path: str | Path) -> object:
+    """The JSON of a spec or rules file.
+
+    Raises:
+        NewError: the file is missing or not JSON (names the line and column).
+    """
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError):
         raise NewError(f"spec file {str(path)!r} does not exist") from None
+    except UnicodeDecodeError:
+        raise NewError(f"spec file {str(path)!r} is not UTF-8 text (give a JSON file)") from None
     except json.JSONDecodeError as exc:
         raise NewError(f"spec file {str(path)!r} is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def parse_spec(data: object, path: str | Path) -> Spec:
+    """Validate a spec's JSON (``path`` names it in errors), its rules included.
+
+    Raises:
+        NewError: not a valid spec (the message names the field and the fix).
+    """
+    if not isinstance(data, dict):
+        raise NewError(f"spec file {str(path)!r} is invalid: the top level must be a JSON object")
     try:
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         parts = []
         for err in exc.errors()[:5]:
-            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            parts.append(f"{where}: {err['msg']}")
+            where = ".".join(str(p) for p in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key: check its spelling (the README's section 'Your own database' lists the keys)"
+            parts.append(f"{where}: {msg}" if where else msg)
         raise NewError(f"spec file {str(path)!r} is invalid: " + "; ".join(parts)) from None
     from toolgym.new.rules import check_rules  # rules are parsed against the spec: bad expressions fail here
 

@@ -27,6 +27,7 @@ from graders.criteria import AnswerCheck, AnyToolCalled, number, regex, text
 from graders.outcome import completed
 from graders.setup import rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call
+from toolgym.new.reword import compose, load_wordings
 
 if TYPE_CHECKING:
     from toolgym.new.runtime import GeneratedEnvironment
@@ -87,8 +88,10 @@ def _quoted(entity: EntitySpec, title: str) -> str:
 class Deriver:
     """Derives the read templates (look-ups, joins, aggregates); :class:`~toolgym.new.action_templates.ActionDeriver` adds actions."""
 
-    def __init__(self, gen: GeneratedEnvironment) -> None:
+    def __init__(self, gen: GeneratedEnvironment, wordings: dict[str, str] | None = None) -> None:
         self.gen, self.spec = gen, gen.spec
+        # reworded prompt templates (wordings.json, toolgym.new.reword): only the words change, never the instance
+        self.wordings = load_wordings(gen.folder) if wordings is None else wordings
         self._memo: dict[tuple[Any, ...], Any] = {}
 
     # -- rows people can name -------------------------------------------------------------------------------
@@ -176,8 +179,9 @@ class Deriver:
             value = self.shown(ename, field, row)
             title = _title(e, row)
             expect = number(value) if e.fields[field].kind in ("integer", "decimal") else text(value or "")
-            prompt = (f"{rng.choice(_OPENERS)} what is the {_label(field)} on record for the {e.label} {_quoted(e, title or '')}? "
-                      f"Reply with submit_answer, giving it as values.{field}.")
+            prompt = compose(self.wordings, rng.choice(_OPENERS), f"what is the {{field}} on record for the {e.label} {{record}}?",
+                             {"field": _label(field), "record": _quoted(e, title or "")},
+                             f"Reply with submit_answer, giving it as values.{field}.")
             return TaskDraft(
                 prompt=prompt,
                 oracle=[*self.find(ename, row), self.get(ename, row), answer_call(f"The {_label(field)} is {value}.", **{field: value})],
@@ -255,11 +259,12 @@ class Deriver:
             walk = group[rng.randrange(len(group))]
             row, end = walk[0][1], walk[-1][1]
             value = _title(et, end) or ""
-            phrase = f"the {e0.label} {_quoted(e0, _title(e0, row) or '')}"
+            phrase = f"the {e0.label} {{record}}"
             for _, fname in chain:
                 phrase = f"the {_label(fname.removesuffix('_id'))} of {phrase}"
-            prompt = (f"{rng.choice(_OPENERS)} which {et.label} is {phrase}? "
-                      f"Reply with submit_answer, giving its name as values.{answer_field}.")
+            prompt = compose(self.wordings, rng.choice(_OPENERS), f"which {et.label} is {phrase}?",
+                             {"record": _quoted(e0, _title(e0, row) or "")},
+                             f"Reply with submit_answer, giving its name as values.{answer_field}.")
             steps = [*self.find(start, row), self.get(start, row, optional=True)]
             steps += [self.get(ename, r, optional=True) for ename, r in walk[1:-1]]
             steps.append(self.get(top, end))
@@ -346,8 +351,8 @@ class Deriver:
                                  gate=True, weight=2)
             if money is None:
                 n = str(len(children))
-                prompt = (f"{rng.choice(_OPENERS)} how many {_label(c.plural)}{phrase} does the {p.label} {title} have? "
-                          "Reply with submit_answer, giving the number as values.count.")
+                prompt = compose(self.wordings, rng.choice(_OPENERS), f"how many {_label(c.plural)}{{filter}} does the {p.label} {{record}} have?",
+                                 {"filter": phrase, "record": title}, "Reply with submit_answer, giving the number as values.count.")
                 return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{n}.", count=n)],
                                  outcome=completed(),
                                  rubric=[gate, AnswerCheck(name="answer gives the count", field="values.count", expect=number(n), weight=3, gate=True)],
@@ -355,8 +360,9 @@ class Deriver:
             m = c.fields[money]
             minor = sum(int(ch[m.column] or 0) for ch in children)
             total = str(Decimal(minor).scaleb(-m.scale).quantize(Decimal(1).scaleb(-m.scale)))
-            prompt = (f"{rng.choice(_OPENERS)} what is the total {_label(money)} of the {_label(c.plural)}{phrase} of the {p.label} {title}? "
-                      "Reply with submit_answer, giving it as values.total.")
+            prompt = compose(self.wordings, rng.choice(_OPENERS),
+                             f"what is the total {_label(money)} of the {_label(c.plural)}{{filter}} of the {p.label} {{record}}?",
+                             {"filter": phrase, "record": title}, "Reply with submit_answer, giving it as values.total.")
             return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{total}.", total=total)],
                              outcome=completed(),
                              rubric=[gate, AnswerCheck(name="answer gives the total", field="values.total", expect=number(total), weight=3, gate=True)],
@@ -387,12 +393,12 @@ class Deriver:
                                  patterns=[{"tool": f"search_{c.plural}", "args": {fname: self.key(pname, parent)}}])
             if g.kind == "money":
                 value = str(Decimal(int(top)).scaleb(-g.scale).quantize(Decimal(1).scaleb(-g.scale)))
-                ask, expect = f"what is the largest {_label(field)} among the {_label(c.plural)} of the {p.label} {title}?", number(value)
+                ask, expect = f"what is the largest {_label(field)} among the {_label(c.plural)} of the {p.label} {{record}}?", number(value)
             else:
                 value = str(top)[:10]
-                ask = f"what is the {_label(field)} of the latest {c.label} of the {p.label} {title}?"
+                ask = f"what is the {_label(field)} of the latest {c.label} of the {p.label} {{record}}?"
                 expect = regex(re.escape(value) + r"([ T][0-9:.]+(Z|[+-][0-9:]+)?)?")
-            prompt = f"{rng.choice(_OPENERS)} {ask} Reply with submit_answer, giving it as values.{field}."
+            prompt = compose(self.wordings, rng.choice(_OPENERS), ask, {"record": title}, f"Reply with submit_answer, giving it as values.{field}.")
             return TaskDraft(prompt=prompt,
                              oracle=[*self.find(pname, parent), call(f"search_{c.plural}", **{fname: self.key(pname, parent)}, limit=50),
                                      answer_call(f"{value}.", **{field: value})],
@@ -405,11 +411,12 @@ class Deriver:
         return build
 
 
-def derive_templates(gen: GeneratedEnvironment) -> list[TaskTemplate]:
-    """Every template the spec and data allow (before ``toolgym check`` keeps the ones that pass)."""
+def derive_templates(gen: GeneratedEnvironment, wordings: dict[str, str] | None = None) -> list[TaskTemplate]:
+    """Every template the spec and data allow (before ``toolgym check`` keeps the ones that pass); ``wordings``: the
+    reworded prompt templates to use (None: the package's ``wordings.json``; ``{}``: the original wording)."""
     from toolgym.new.action_templates import ActionDeriver
 
-    d = ActionDeriver(gen)
+    d = ActionDeriver(gen, wordings)
     found = [*d.lookups(), *d.joins(), *d.aggregates(), *d.actions()]
     unique: dict[str, TaskTemplate] = {}
     for t in found:
