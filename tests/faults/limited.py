@@ -7,13 +7,12 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import anyio
 import httpx
-from anyio.abc import Process
 
-from tests.faults.processes import REPO, TOKEN, _collect
+from tests.faults.processes import REPO, TOKEN, HttpServer, _collect
 
 __all__ = ["LimitedServer", "limited_server", "cpu_seconds"]
 
@@ -27,27 +26,8 @@ os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
 
 
 @dataclass
-class LimitedServer:
+class LimitedServer(HttpServer):
     """A ``serve --transport http`` child process under rlimits."""
-
-    url: str
-    process: Process
-    stderr: list[str] = field(default_factory=list)
-
-    @property
-    def headers(self) -> dict[str, str]:
-        """The control API's bearer header."""
-        return {"Authorization": f"Bearer {TOKEN}"}
-
-    @property
-    def address(self) -> tuple[str, int]:
-        """(host, port) of the server's socket."""
-        host, port = self.url.removeprefix("http://").rsplit(":", 1)
-        return host, int(port)
-
-    def log(self) -> str:
-        """Everything the server wrote to stderr so far."""
-        return "\n".join(self.stderr)
 
     async def health(self, http: httpx.AsyncClient) -> httpx.Response:
         """``GET /control/health``."""
