@@ -298,7 +298,7 @@ class ActionDeriver(Deriver):
                 args[n] = world.clock.today.isoformat()
             else:
                 args[n] = _fresh(n, rng)
-        if action.kind == "update" and all(_unchanged(e.fields[n], row.get(e.fields[n].column), v) for n, v in args.items()):
+        if action.kind == "update" and all(row.get(e.fields[n].column) == self.gen.stored(e, n, v) for n, v in args.items()):
             return None  # the row already holds every drawn value: the tool would refuse no_change, not the task's case
         return args
 
@@ -445,16 +445,6 @@ def _step(n: int) -> int:
     golden = int(n * 0.381966)
     options = {k for k in range(max(1, golden - 2000), min(n, golden + 2000)) if math.gcd(k, n) == 1} or {1}
     return max(sorted(options), key=spread)
-
-
-def _unchanged(field: Any, current: Any, value: Any) -> bool:
-    """Whether ``value`` (an argument as the agent sends it) equals ``current`` (the stored column value)."""
-    if field.kind == "money" and value is not None:
-        try:
-            return current == int(Decimal(str(value)).scaleb(field.scale))
-        except (ArithmeticError, ValueError):
-            return False
-    return current == value or (current is not None and str(current) == str(value))
 
 
 def _fresh(name: str, rng: random.Random) -> str:
