@@ -62,6 +62,8 @@ def secret_values(criterion: Any) -> list[str]:
     patterns += list(getattr(criterion, "alternatives", []) or [])
     if getattr(criterion, "kind", "") == "call_order":
         patterns += [criterion.before, criterion.after]
+    if getattr(criterion, "kind", "") == "seen":
+        found += [key for f in criterion.any_of for key in f.keys]
     for pattern in patterns:
         if pattern is not None:
             for matcher in [*pattern.args.values(), *pattern.result.values()]:

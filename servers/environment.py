@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from fixtures.errors import TaskError
 from fixtures.fixture import Fixture
+from servers.provenance import environment_facts
 from servers.tools import ToolFn, ToolSpec, build_tool_spec
 
 if TYPE_CHECKING:
@@ -62,6 +63,11 @@ class Environment:
     words a memo differently or creates rows in another order does the same thing as the oracle."""
     bookkeeping_tables: Sequence[str] = ()
     """Tables whose inserts only record other changes (an audit log): never effects, never collateral."""
+    bookkeeping_rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Table → column values of inserts that are process the policy requires or permits (a passed identity
+    check: ``{"verifications": {"outcome": "passed"}}``): never effects, so verifying before sharing, or twice,
+    is never collateral. Other inserts into the table (a failed check, which counts toward a lock-out) stay
+    effects."""
     _templates: dict[str, TaskTemplate] | None = field(default=None, repr=False)
 
     @cached_property
@@ -74,6 +80,11 @@ class Environment:
                 raise TypeError(f"environment {self.name!r}: two tools are named {spec.name!r}")
             specs[spec.name] = spec
         return specs
+
+    @cached_property
+    def facts(self) -> dict[str, frozenset[str]]:
+        """Every fact (field of a row) some tool can show, by table: what a read gate may name."""
+        return environment_facts(self.tool_specs.values())
 
     @property
     def answer_tools(self) -> list[str]:
@@ -159,6 +170,7 @@ class Environment:
             version=self.version,
             volatile_columns=self.volatile_columns,
             bookkeeping_tables=self.bookkeeping_tables,
+            bookkeeping_rows=self.bookkeeping_rows,
         )
         for template in by_id.values():
             check = getattr(template, "check_environment", None)

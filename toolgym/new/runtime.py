@@ -314,7 +314,7 @@ class GeneratedEnvironment:
 
         doc = (f"Verify the identity of the {entity.label} you are dealing with: the {', '.join(n.replace('_', ' ') for n in v.fields)} "
                "they give must match the record. Required before the actions the policy names.")
-        return _make(f"verify_{v.entity}", doc, params, VerifyResult, body, mutates=True)
+        return _make(f"verify_{v.entity}", doc, params, VerifyResult, body, mutates=True, process=True)
 
     def owner_key(self, ctx: ToolContext, ename: str, row: dict[str, Any]) -> tuple[str, Any] | None:
         """The verify entity's key reached from ``row`` (itself, or through up to two references)."""
@@ -473,6 +473,7 @@ class GeneratedEnvironment:
             instructions=(f"You work with the {self.spec.name} database through these tools. Read the policy resource first; "
                           "find records with the search tools, act only as the policy allows, and finish with submit_answer."),
             volatile_columns=volatile,
+            bookkeeping_rows={VERIFICATIONS: {"outcome": "verified"}},
         )
 
 
@@ -490,7 +491,7 @@ def copy_data(db: sqlite_utils.Database, data: Path) -> None:
 
 
 def _make(name: str, doc: str, params: list[tuple[str, Any, Any]], returns: Any, body: Any, *, mutates: bool = False,
-          destructive: bool = False) -> Any:
+          destructive: bool = False, process: bool = False) -> Any:
     """A typed ``async def name(ctx, ...)`` tool whose signature and annotations are ``params``."""
 
     async def fn(ctx: ToolContext, **kwargs: Any) -> Any:
@@ -502,7 +503,7 @@ def _make(name: str, doc: str, params: list[tuple[str, Any, Any]], returns: Any,
     sig += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d) for n, a, d in params]
     fn.__signature__ = inspect.Signature(sig, return_annotation=returns)  # type: ignore[attr-defined]
     fn.__annotations__ = {"ctx": ToolContext, **{n: a for n, a, _ in params}, "return": returns}
-    return tool(mutates=mutates, destructive=destructive)(fn)
+    return tool(mutates=mutates, destructive=destructive, process=process)(fn)
 
 
 _LOADED: dict[tuple[str, str], Environment] = {}
