@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from graders.criteria.seen import Seen
+from graders.effects import effects
 from graders.grading import grade_episode
 from graders.tasks import ToolCall
 from servers.dispatch import call_tool
@@ -177,6 +178,8 @@ async def derive_variants(manager: EpisodeManager, instance: TaskInstance, answe
         _scalars(step.arguments, vocabulary)
     variants: list[Variant] = []
     extra: list[ToolCall] = []
+    harmless: set[int] = set()
+    """Oracle steps that succeeded and changed nothing but bookkeeping: harmless to repeat."""
     episode = manager.create(task=instance.template_id, seed=instance.seed)
     try:
         for index, step in enumerate(oracle):
@@ -196,11 +199,13 @@ async def derive_variants(manager: EpisodeManager, instance: TaskInstance, answe
                         if not extra:
                             extra = [c for c in found[:1]]
                     _scalars(probe.result, vocabulary)
-            await call_tool(episode, step.tool, step.arguments)
+            event = await call_tool(episode, step.tool, step.arguments)
+            if event.error is None and not effects(event.changes, environment):
+                harmless.add(index)
     finally:
         manager.close(episode.id)
         manager.release(episode.id)
-    variants += _generic_variants(environment, oracle, answer_tool, extra)
+    variants += _generic_variants(environment, oracle, answer_tool, extra, harmless)
     return variants
 
 
@@ -232,7 +237,7 @@ def _render(call: ToolCall) -> str:
 
 
 def _generic_variants(environment: Environment, oracle: Sequence[ToolCall], answer_tool: str | None,
-                      extra: Sequence[ToolCall]) -> list[Variant]:
+                      extra: Sequence[ToolCall], harmless: set[int]) -> list[Variant]:
     specs = environment.tool_specs
     final = len(oracle) - 1 if oracle and oracle[-1].tool == answer_tool else len(oracle)
     variants: list[Variant] = []
@@ -242,7 +247,7 @@ def _generic_variants(environment: Environment, oracle: Sequence[ToolCall], answ
     repeats: dict[str, tuple[int, ToolCall]] = {}
     for index, step in enumerate(oracle[:final]):
         spec = specs.get(step.tool)
-        if spec is None or step.optional:
+        if spec is None or step.optional or index not in harmless:
             continue
         # a passed identity check, a question or proposal to the counterpart, a read: each harmless twice
         kind = "process" if spec.mark.process else "counterpart" if _is_read(spec) and not _shows_rows(spec) else "read" if _is_read(spec) else None

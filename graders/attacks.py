@@ -186,7 +186,9 @@ def generate_attacks(environment: Environment, instance: TaskInstance, vocabular
         for neg in instance.negatives:
             for step in neg.calls:
                 key = step.model_dump_json()
-                if _is_write(environment, step) and step not in work and key not in seen:
+                spec = environment.tool_specs.get(step.tool)
+                # a process step (an identity check) is never the forbidden action, whatever a negative does with it
+                if _is_write(environment, step) and not (spec is not None and spec.mark.process) and step not in work and key not in seen:
                     seen.add(key)
                     add(Attack("forbidden_then_refusal", f"tries {step.tool} (from negative {neg.name!r}), then refuses",
                                (*work, step, *tail)))

@@ -19,17 +19,19 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from fixtures.changes import RowChange
+from fixtures.changes import LoggedChange, RowChange
 
 if TYPE_CHECKING:
     from servers.environment import Environment
 
+C = TypeVar("C", RowChange, LoggedChange)
+
 __all__ = ["effects", "is_bookkeeping", "effect_signature", "EffectMatch", "match_by", "match_effects", "same_effects"]
 
 
-def is_bookkeeping(change: RowChange, environment: Environment) -> bool:
+def is_bookkeeping(change: RowChange | LoggedChange, environment: Environment) -> bool:
     """Whether ``change`` only records process: an insert into a bookkeeping table (an audit line), or an
     insert of a process row the policy requires or permits (a passed identity check)."""
     if change.op != "insert":
@@ -40,8 +42,9 @@ def is_bookkeeping(change: RowChange, environment: Environment) -> bool:
     return wanted is not None and change.after is not None and all(change.after.get(k) == v for k, v in wanted.items())
 
 
-def effects(changes: Iterable[RowChange], environment: Environment) -> list[RowChange]:
-    """The changes that are effects: everything but bookkeeping (:func:`is_bookkeeping`)."""
+def effects(changes: Iterable[C], environment: Environment) -> list[C]:
+    """The changes that are effects: everything but bookkeeping (:func:`is_bookkeeping`); net changes or a call's
+    logged ones alike."""
     return [c for c in changes if not is_bookkeeping(c, environment)]
 
 

@@ -39,6 +39,7 @@ from graders.adversary import AttackStats, Played, answer_tool, build_vocabulary
 from graders.alternatives import derive_variants, play_variant
 from graders.attacks import Vocabulary, generate_attacks, optional_step_checks, stuffed_answers
 from graders.criteria.judge import JudgeClient
+from graders.consistency import consistency_problems
 from graders.fuzz import fuzz_seed
 from graders.guessing import guessing_attack
 from graders.grade import Grade
@@ -199,6 +200,7 @@ class _Checker:
         instance = episode.task
         assert instance is not None
         problems = lint_instance(self.environment, instance)
+        problems += consistency_problems(self.environment, episode.world, instance)
         if self.template.tools:
             undeclared = sorted({c.tool for c in instance.oracle} - set(self.template.tools))
             if undeclared:

@@ -7,7 +7,7 @@ pydantic part) are built on first use and then shared by every episode of the pr
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -68,6 +68,19 @@ class Environment:
     check: ``{"verifications": {"outcome": "passed"}}``): never effects, so verifying before sharing, or twice,
     is never collateral. Other inserts into the table (a failed check, which counts toward a lock-out) stay
     effects."""
+    currency: str | None = None
+    """The currency every amount is in when the environment has one (a shop in US dollars): a figure the agent
+    labels with another currency fails, whatever the oracle's answer says (None: each figure's own, as the
+    oracle gives it)."""
+    timeline: Mapping[str, str] = field(default_factory=dict)
+    """Table → the column saying when a row came to be or happened (``cards: issued_on``): ``toolgym check`` lints
+    that a task's planted rows never happen before the rows they reference (``graders/consistency.py``)."""
+    persona_topics: Sequence[str] = ()
+    """Topics any counterpart of this environment can speak to (what they would like, why they called): a task's
+    counterpart must answer each with a fact or a line that fits, never the generic fallback (``toolgym check``)."""
+    consistency: Callable[[World, TaskInstance], Sequence[str]] | None = None
+    """Domain checks of one instance's world after its setup (e.g. a date the prompt names against its record),
+    each problem a sentence; ``toolgym check`` reports them as violations."""
     _templates: dict[str, TaskTemplate] | None = field(default=None, repr=False)
 
     @cached_property
@@ -171,6 +184,10 @@ class Environment:
             volatile_columns=self.volatile_columns,
             bookkeeping_tables=self.bookkeeping_tables,
             bookkeeping_rows=self.bookkeeping_rows,
+            currency=self.currency,
+            timeline=self.timeline,
+            persona_topics=self.persona_topics,
+            consistency=self.consistency,
         )
         for template in by_id.values():
             check = getattr(template, "check_environment", None)

@@ -67,10 +67,11 @@ class ToolMark:
     answer: bool
     title: str | None
     process: bool = False
+    escalation: bool = False
 
 
 def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = False, title: str | None = None,
-         process: bool = False) -> Callable[[F], F]:
+         process: bool = False, escalation: bool = False) -> Callable[[F], F]:
     """Mark an async function as a tool of an environment.
 
     Args:
@@ -81,12 +82,16 @@ def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = Fal
         process: its writes are process records the policy requires or permits (a passed identity check), not
             the work: a successful call repeated is harmless, and its rows are the environment's bookkeeping
             (``Environment.bookkeeping_rows``), never an effect.
+        escalation: it hands the case to another team (escalate an alert, a ticket; page the on-call): the
+            final answer of an episode that escalates declares ``escalated`` (the outcome rule every policy
+            states; ``toolgym check`` lints templates against it).
     """
 
     def mark(fn: F) -> F:
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"tool {fn.__name__!r} must be 'async def' (tools run on the event loop)")
-        fn.__toolgym_tool__ = ToolMark(mutates=mutates, destructive=destructive, answer=answer, title=title, process=process)  # type: ignore[attr-defined]
+        fn.__toolgym_tool__ = ToolMark(mutates=mutates, destructive=destructive, answer=answer, title=title, process=process,
+                                       escalation=escalation)  # type: ignore[attr-defined]
         return fn
 
     return mark

@@ -74,4 +74,5 @@ environment = Environment(
     volatile_columns=VOLATILE_COLUMNS,
     bookkeeping_tables=("audit_log",),
     bookkeeping_rows={"verifications": {"outcome": "passed"}},
+    currency="USD",
 )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from graders.criteria.base import CriterionBase, CriterionResult, schema_tables
-from graders.criteria.transcript import CallPattern, PatternField, render_call
+from graders.criteria.transcript import CallPattern, PatternField, decision_index, render_call
 from servers.provenance import Shown, row_key
 from servers.record import ToolCallEvent
 
@@ -149,16 +149,8 @@ class Seen(CriterionBase):
             for i, event in enumerate(calls):
                 if self.decision.matches(event)[0]:
                     return calls[:i], render_call(event)
-        specs = ctx.environment.tool_specs
-        for i, event in enumerate(calls):
-            spec = specs.get(event.tool)
-            if spec is not None and spec.mark.mutates and not spec.mark.process and not spec.mark.answer:
-                return calls[:i], render_call(event)
-        answers = set(ctx.environment.answer_tools)
-        for i in range(len(calls) - 1, -1, -1):
-            if calls[i].tool in answers:
-                return calls[:i], render_call(calls[i])
-        return calls, "the end of the episode"
+        index = decision_index(ctx.environment, calls)
+        return calls[:index], render_call(calls[index]) if index < len(calls) else "the end of the episode"
 
     def evaluate(self, ctx: GradingContext) -> CriterionResult:
         """Union what the calls before the decision showed; pass when one alternative is wholly covered."""

@@ -26,6 +26,7 @@ from fixtures.fixture import Fixture
 from fixtures.money import Amount
 from servers.answer import answer_tool
 from servers.environment import Environment, ResourceSpec
+from servers.provenance import row_view
 from servers.tools import DomainError, ToolContext, tool
 from toolgym.new.errors import NewError
 from toolgym.new.rules import Row, evaluate, parse_rule
@@ -134,7 +135,9 @@ class GeneratedEnvironment:
             fields["related"] = (dict[str, int], Field(default_factory=dict, description="Rows of other entities that refer to this "
                                                        "one, by entity; list them with that entity's search tool and this id"))
         suffix = "Summary" if summary else ""
-        return create_model(f"{_pascal(ename)}{suffix}", __doc__=f"A {entity.label}{' (summary)' if summary else ''}.", **fields)
+        model = create_model(f"{_pascal(ename)}{suffix}", __doc__=f"A {entity.label}{' (summary)' if summary else ''}.", **fields)
+        # read provenance (servers/provenance.py): a result showing this model showed the entity's row, field by field
+        return row_view(entity.table, entity.key)(model) if entity.key in names else model
 
     def _describe(self, entity: EntitySpec, name: str, f: FieldSpec) -> str:
         if f.kind == "money":
