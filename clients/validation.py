@@ -41,7 +41,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clients.errors import RunError
 from servers.environment import Environment
-from servers.lines import LineFile
+from servers.lines import append_synced
 
 __all__ = [
     "VALIDATION_FILE",
@@ -308,18 +307,7 @@ def append_line(path: Path, line: Line, lines: Sequence[Line] | None = None) -> 
             raise ValidationFileError(f"{path}: no open defect {line.resolves!r} (open: {known})")
     data = (json.dumps(line.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        file = LineFile(path)
-        try:
-            if file.size:
-                with path.open("rb") as current:
-                    current.seek(-1, os.SEEK_END)
-                    if current.read(1) != b"\n":  # a hand edit that left no final newline: end its line first
-                        file.append(b"\n")
-            file.append(data)
-            file.sync()
-        finally:
-            file.close()
+        append_synced(path, data)
     except OSError as exc:
         raise ValidationFileError(f"cannot write validation file {path}: {exc.strerror or exc}") from None
 

@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     if args.session is not None:
         session = read_session(args.session)
         if session is not None:
+            if session.header.get("env") != environment.name:
+                raise RunError(f"session {args.session} plays environment {session.header.get('env')!r}, not {environment.name!r}")
             if task is not None and task != session.task:
                 raise RunError(
                     f"session {args.session} plays task {session.task!r}, not {task!r}; give another --session FILE"

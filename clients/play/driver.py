@@ -305,7 +305,7 @@ def stdin_reader(prompt: str | None) -> Reader:
         while True:
             try:
                 text = input(prompt)
-                first, _, rest = text.strip().partition(" ")
+                _, _, rest = text.strip().partition(" ")
                 while incomplete_json(rest):
                     more = input("... ")
                     if not more.strip():

@@ -136,6 +136,7 @@ class Game:
 
     @property
     def client(self) -> Client:
+        """The MCP client connected to the episode (what the player's calls go through)."""
         if self._client is None:
             raise RuntimeError("the game has not started: use `async with Game(...)`")
         return self._client

@@ -71,13 +71,13 @@ def parse_line(text: str, tools: dict[str, Tool]) -> Command:
     if not stripped or stripped.startswith("#"):
         return Command(kind="empty", text=text)
     word, rest = _split(stripped)
-    if word in ("exit", "q"):
+    if word == "exit":
         word = "quit"
     if word in COMMANDS:
         if word == "help":
             topic = rest.split()[0] if rest else ""
             if topic and topic not in tools and topic not in COMMANDS:
-                raise PlayInputError(f"no tool named {topic!r}{_suggest(topic, tools)}; `tools` lists them")
+                raise PlayInputError(f"no tool named {_short(topic)!r}{_suggest(topic, tools)}; `tools` lists them")
             return Command(kind="help", tool=topic, text=text)
         if rest:
             raise PlayInputError(f"`{word}` takes no arguments")
@@ -86,7 +86,7 @@ def parse_line(text: str, tools: dict[str, Tool]) -> Command:
         word, rest = _split(rest)
     if word not in tools:
         raise PlayInputError(
-            f"no tool or command {word!r}{_suggest(word, tools)}; `tools` lists the tools, `help` the commands"
+            f"no tool or command {_short(word)!r}{_suggest(word, tools)}; `tools` lists the tools, `help` the commands"
         )
     arguments = _arguments(word, rest)
     check_arguments(tools[word], arguments)
@@ -97,6 +97,11 @@ def _split(text: str) -> tuple[str, str]:
     """The first word of ``text`` and the rest, split at any whitespace (a pasted object may start on a new line)."""
     parts = text.split(maxsplit=1)
     return (parts[0], parts[1].strip()) if len(parts) == 2 else (parts[0] if parts else "", "")
+
+
+def _short(word: str) -> str:
+    """A word as an error quotes it: whole when short, else its start (a pasted blob is not echoed back)."""
+    return word if len(word) <= 60 else word[:40] + f"…({len(word)} characters)"
 
 
 def _suggest(word: str, tools: dict[str, Tool]) -> str:
@@ -140,7 +145,11 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     if error is None:
         return
     where = ".".join(str(p) for p in error.absolute_path)
-    message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
+    message = error.message
+    shown = repr(error.instance)
+    if len(shown) > 60 and shown in message:  # a long value is named by its start, so what is wrong stays in view
+        message = message.replace(shown, f"{shown[:40]}…({len(shown)} characters)")
+    message = message if len(message) <= 300 else message[:297] + "..."
     raise PlayInputError(
         f"{tool.name}: {where + ': ' if where else ''}{message} (`help {tool.name}` shows its arguments)"
     )

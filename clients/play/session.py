@@ -29,7 +29,7 @@ from typing import Any
 
 from clients.errors import RunError
 from clients.play.game import CallOutcome, Game
-from servers.lines import LineFile
+from servers.lines import append_synced
 
 __all__ = ["SESSION_SCHEMA_VERSION", "SessionError", "Session", "read_session", "append_session", "replay"]
 
@@ -112,14 +112,7 @@ def append_session(path: Path, data: dict[str, Any]) -> None:
     """
     encoded = (json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n").encode("utf-8")
     try:
-        if path.parent != Path(""):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        file = LineFile(path)
-        try:
-            file.append(encoded)
-            file.sync()
-        finally:
-            file.close()
+        append_synced(path, encoded)
     except OSError as exc:
         raise SessionError(f"cannot write session {path}: {exc.strerror or exc}") from None
 
