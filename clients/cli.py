@@ -2,9 +2,10 @@
 
 A command module defines ``NAME``, ``HELP`` (one line), ``DESCRIPTION``, ``add_arguments(parser)`` and
 ``run(args) -> int``; ``INTERMIXED = True`` when its positionals may follow its options (``toolgym play ENV
---session FILE 'TOOL {json}'``: argparse alone stops taking positionals after the first option). To add a command, write the module and add its name to :data:`COMMANDS`; nothing
-else changes. Commands stay thin: parse, call the library, print. A ``ToolgymError`` escaping a command
-(unknown environment, task, episode...) is printed as one line with exit status 2, never a traceback.
+--session FILE 'TOOL {json}'``: argparse alone stops taking positionals after the first option). To add a
+command, write the module and add its name to :data:`COMMANDS`; nothing else changes. Commands stay thin:
+parse, call the library, print. A ``ToolgymError`` escaping a command (unknown environment, task, episode...)
+is printed as one line with exit status 2, never a traceback.
 """
 
 from __future__ import annotations

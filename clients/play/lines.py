@@ -23,7 +23,7 @@ from clients.errors import RunError
 __all__ = ["Command", "PlayInputError", "parse_line", "check_arguments", "COMMANDS", "incomplete_json"]
 
 COMMANDS: dict[str, str] = {
-    "prompt": "show the task again (and the server's instructions)",
+    "prompt": "show the task again",
     "policy": "show the policy resource",
     "tools": "list the tools, one line each",
     "help": "help TOOL: a tool's description and arguments (help alone: these commands)",
