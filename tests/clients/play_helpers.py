@@ -99,11 +99,13 @@ class Terminal:
         )
         os.close(slave)
         self.seen = ""
+        self._mark = 0
+        """Where the next :meth:`expect` starts looking in the text read (past what an earlier one matched)."""
 
     def expect(self, text: str, timeout: float = 120) -> str:
-        """Read until ``text`` shows (colour codes ignored); returns everything read so far."""
+        """Read until ``text`` shows after what earlier calls matched (colour codes ignored); returns all read so far."""
         deadline = time.monotonic() + timeout
-        while text not in strip_ansi(self.seen):
+        while (found := strip_ansi(self.seen).find(text, self._mark)) == -1:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(
@@ -118,6 +120,7 @@ class Terminal:
                 if not chunk and self.process.poll() is not None:
                     raise AssertionError(f"the process ended before {text!r} showed:\n{strip_ansi(self.seen)[-3000:]}")
                 self.seen += chunk.decode("utf-8", "replace")
+        self._mark = found + len(text)
         return strip_ansi(self.seen)
 
     def send(self, line: str) -> None:
