@@ -283,6 +283,7 @@ def test_toolgym_tasks_lists_templates(capsys: pytest.CaptureFixture[str]) -> No
         "tools": ["verify_identity", "transfer"],
         "description": "Verify the customer, then move money from checking to savings.",
         "one_sided": "",
+        "validation": {"plays": 0, "fair": 0, "instances": 0, "players": [], "passed": 0, "open_defects": [], "verified": False},
     }
     with pytest.raises(SystemExit):
         main(["tasks", "tests.graders.toy:environment", "--split", "test"])
