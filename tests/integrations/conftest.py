@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,9 @@ from tests.integrations.venvs import REPO, Venv, ensure_venv
 
 VERIFIERS = "verifiers==0.4.0"
 OPENENV = "openenv==0.10.0"
+# inspect's MCP tools take mcp 1.x or 2.x; openai for its openai-api provider (the scripted provider); quicktok-v1
+# ships tiktoken's o200k_base ranks, which inspect's mock model counts tokens with (tiktoken_o200k.py)
+INSPECT = ["inspect-ai==0.3.285", "openai==3.60.0", "mcp==2.3.0", "quicktok-v1==0.4.0"]
 CORE_PACKAGES = ("fixtures", "servers", "envs", "graders", "clients", "toolgym")
 
 
@@ -26,6 +30,18 @@ def verifiers_venv() -> Venv:
 def openenv_venv() -> Venv:
     """OpenEnv from the registry, plus toolgym-openenv."""
     return ensure_venv("openenv", [OPENENV], [REPO / "integrations" / "remote", REPO / "integrations" / "openenv"])
+
+
+@pytest.fixture(scope="session")
+def inspect_venv() -> Venv:
+    """inspect-ai from the registry, plus toolgym-inspect; tiktoken's o200k_base in ``tiktoken-cache`` beside it."""
+    venv = ensure_venv("inspect", INSPECT, [REPO / "integrations" / "remote", REPO / "integrations" / "inspect"])
+    cache = venv.path / "tiktoken-cache"
+    if not cache.exists():
+        script = Path(__file__).with_name("tiktoken_o200k.py")
+        done = subprocess.run([venv.python, str(script), str(cache)], capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return venv
 
 
 @pytest.fixture(scope="session")
