@@ -16,6 +16,7 @@ VERIFIERS = "verifiers==0.4.0"
 OPENENV = "openenv==0.10.0"
 # inspect's MCP tools take mcp 1.x or 2.x; openai for its openai-api provider (the scripted provider); quicktok-v1
 # ships tiktoken's o200k_base ranks, which inspect's mock model counts tokens with (tiktoken_o200k.py)
+ATROPOS = "atroposlib==0.4.0"
 INSPECT = ["inspect-ai==0.3.285", "openai==3.60.0", "mcp==2.3.0", "quicktok-v1==0.4.0"]
 CORE_PACKAGES = ("fixtures", "servers", "envs", "graders", "clients", "toolgym")
 
@@ -42,6 +43,12 @@ def inspect_venv() -> Venv:
         done = subprocess.run([venv.python, str(script), str(cache)], capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-3000:]
     return venv
+
+
+@pytest.fixture(scope="session")
+def atropos_venv() -> Venv:
+    """Atropos (atroposlib) from the registry, plus toolgym-atropos."""
+    return ensure_venv("atropos", [ATROPOS], [REPO / "integrations" / "remote", REPO / "integrations" / "atropos"])
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ share, so their adapters run in virtual environments of their own and reach tool
 
 from toolgym_remote._check import ServerInfo, check_server
 from toolgym_remote._control import ControlClient, CreatedEpisode, RemoteError, list_tasks
-from toolgym_remote._mcp import EpisodeSession, ToolResult
+from toolgym_remote._mcp import EpisodeSession, MCPRefused, ToolResult
 from toolgym_remote._outcome import NotScored, graded, record_jsonl
 from toolgym_remote._select import parse_seeds, select_tasks
 
@@ -35,6 +35,7 @@ __all__ = [
     "RemoteError",
     "EpisodeSession",
     "ToolResult",
+    "MCPRefused",
     "list_tasks",
     "select_tasks",
     "parse_seeds",

@@ -16,10 +16,15 @@ import httpx
 
 from toolgym_remote._control import RemoteError
 
-__all__ = ["EpisodeSession", "ToolResult", "PROTOCOL_VERSION"]
+__all__ = ["EpisodeSession", "ToolResult", "MCPRefused", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = "2025-11-25"
 """The handshake-era protocol version this client speaks."""
+
+
+class MCPRefused(RemoteError):
+    """The server answered a request with a JSON-RPC error (an unknown tool, arguments it cannot take): the
+    caller's error, to show the agent — unlike a transport failure, which is infrastructure."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,10 @@ class EpisodeSession:
             raise RemoteError(f"{method}: HTTP {response.status_code} without a JSON-RPC response", status=response.status_code)
         if "error" in message:
             error = message["error"] or {}
-            raise RemoteError(f"{method}: MCP error {error.get('code')}: {error.get('message')}", status=response.status_code)
+            raise MCPRefused(
+                f"{method}: MCP error {error.get('code')}: {error.get('message')}", status=response.status_code,
+                code=str(error.get("code")),
+            )
         if method == "initialize":
             self._session_id = response.headers.get("mcp-session-id")
         return message.get("result")
