@@ -17,6 +17,8 @@ OPENENV = "openenv==0.10.0"
 # inspect's MCP tools take mcp 1.x or 2.x; openai for its openai-api provider (the scripted provider); quicktok-v1
 # ships tiktoken's o200k_base ranks, which inspect's mock model counts tokens with (tiktoken_o200k.py)
 ATROPOS = "atroposlib==0.4.0"
+# torch pinned first: the CPU wheel on this machine's disk (any other resolution pulls a CUDA build of several GB)
+TRL = ["torch==2.13.0", "trl==1.16.0", "httpx==0.29.0"]
 INSPECT = ["inspect-ai==0.3.285", "openai==3.60.0", "mcp==2.3.0", "quicktok-v1==0.4.0"]
 CORE_PACKAGES = ("fixtures", "servers", "envs", "graders", "clients", "toolgym")
 
@@ -49,6 +51,12 @@ def inspect_venv() -> Venv:
 def atropos_venv() -> Venv:
     """Atropos (atroposlib) from the registry, plus toolgym-atropos."""
     return ensure_venv("atropos", [ATROPOS], [REPO / "integrations" / "remote", REPO / "integrations" / "atropos"])
+
+
+@pytest.fixture(scope="session")
+def trl_venv() -> Venv:
+    """TRL (and the CPU build of torch) from the registry, plus toolgym-trl."""
+    return ensure_venv("trl", TRL, [REPO / "integrations" / "remote", REPO / "integrations" / "trl"])
 
 
 @pytest.fixture(scope="session")
