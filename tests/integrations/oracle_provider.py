@@ -19,13 +19,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-__all__ = ["OracleProvider", "Alternatives", "running_oracle_provider"]
+__all__ = ["OracleProvider", "Alternatives", "ReleasingProvider", "running_oracle_provider"]
 
 Calls = list[dict[str, Any]]
 
@@ -125,6 +126,23 @@ class OracleProvider:
             Route("/v1/chat/completions", self.handle, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
         ])
+
+
+class ReleasingProvider(OracleProvider):
+    """An infrastructure failure on demand: before answering, releases every live episode of the toolgym server
+    at ``control_url`` behind the adapter's back (the model then says it is done), so no grade can be given."""
+
+    def __init__(self, control_url: str, headers: dict[str, str]) -> None:
+        super().__init__({})
+        self.control_url = control_url
+        self.headers = headers
+
+    async def handle(self, request: Request) -> Response:
+        async with httpx.AsyncClient() as client:
+            listed = (await client.get(f"{self.control_url}/episodes", headers=self.headers)).json()
+            for episode in listed["episodes"]:
+                await client.delete(f"{self.control_url}/episodes/{episode['id']}", headers=self.headers)
+        return await super().handle(request)
 
 
 def _text(content: Any) -> str:

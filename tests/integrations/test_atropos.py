@@ -19,7 +19,7 @@ import pytest
 from servers.http import running_http
 from servers.registry import load_environment
 from tests.clients.fake_provider import validate_openai
-from tests.integrations.oracle_provider import Alternatives, running_oracle_provider
+from tests.integrations.oracle_provider import Alternatives, ReleasingProvider, running_oracle_provider
 from tests.integrations.scripted import oracle_of, toolgym_grade, variant
 from tests.integrations.venvs import Venv
 
@@ -109,3 +109,23 @@ async def test_process_refuses_a_server_it_cannot_use(atropos_venv: Venv, tokeni
         )
         code, out = await _process(atropos_venv, base + ["--env.tasks", "tag:no-such-tag"], {**env, "TOOLGYM_TOKEN": server.token or ""}, tmp_path)
         assert code == 1 and "Traceback" not in out and out.strip().splitlines()[-1].startswith("toolgym-atropos: error: task selector"), out
+
+
+async def test_rollouts_lost_to_infrastructure_are_never_scored(atropos_venv: Venv, tokenizer: Path, tmp_path: Path) -> None:
+    """Every episode is released behind the environment's back before the model answers: no grade can be given, so
+    each group is dropped; after ``max_failed_groups`` in a row the run stops with the reason, having written nothing."""
+    async with running_http(load_environment("finance")) as server:
+        provider = ReleasingProvider(server.control_url, server.control_headers)
+        async with running_oracle_provider({}, provider=provider):
+            args = [
+                "--env.server", server.url, "--env.tasks", "duplicate_charge", "--env.group_size", "2", "--env.total_steps", "2",
+                "--env.max_failed_groups", "2", "--env.use_wandb", "false", "--env.tokenizer_name", str(tokenizer),
+                "--env.data_path_to_save_groups", str(tmp_path / "groups.jsonl"), "--openai.base_url", provider.url,
+                "--openai.model_name", provider.model, "--openai.health_check", "false",
+            ]
+            env = atropos_venv.env(TOOLGYM_TOKEN=server.token or "", HF_HUB_OFFLINE="1", WANDB_MODE="disabled")
+            code, out = await _process(atropos_venv, args, env, tmp_path)
+        assert server.manager.capped_count == 0
+    assert code != 0 and "2 groups in a row lost to infrastructure" in out and "could not be finished" in out, out
+    assert not (tmp_path / "groups.jsonl").exists() or not (tmp_path / "groups.jsonl").read_text().strip()
+

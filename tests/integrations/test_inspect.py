@@ -17,7 +17,7 @@ import pytest
 from servers.http import HttpServer, running_http
 from servers.registry import load_environment
 from tests.clients.fake_provider import validate_openai
-from tests.integrations.oracle_provider import OracleProvider, running_oracle_provider
+from tests.integrations.oracle_provider import ReleasingProvider, running_oracle_provider
 from tests.integrations.scripted import oracle_of, toolgym_grade, variant
 from tests.integrations.venvs import Venv
 
@@ -106,26 +106,11 @@ async def test_inspect_eval_scores_are_toolgyms_grades(inspect_venv: Venv, env_n
             assert scores == [0.0] * len(templates)  # the mock model makes no call: toolgym's no-op grade
 
 
-class _DroppingProvider(OracleProvider):
-    """Releases every live episode of the server before answering: the grade can no longer be given."""
-
-    def __init__(self, server: HttpServer) -> None:
-        super().__init__({})
-        self.server = server
-
-    async def handle(self, request: Any) -> Any:
-        async with httpx.AsyncClient() as client:
-            listed = (await client.get(f"{self.server.control_url}/episodes", headers=self.server.control_headers)).json()
-            for episode in listed["episodes"]:
-                await client.delete(f"{self.server.control_url}/episodes/{episode['id']}", headers=self.server.control_headers)
-        return await super().handle(request)
-
-
 async def test_an_infrastructure_failure_is_an_inspect_error_not_a_score(inspect_venv: Venv, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
-        provider = _DroppingProvider(server)
+        provider = ReleasingProvider(server.control_url, server.control_headers)
         async with running_oracle_provider({}, provider=provider):
-            code, out = await _inspect_eval(
+            _, out = await _inspect_eval(
                 inspect_venv, "finance", f"openai-api/scripted/{provider.model}",
                 ["-T", f"server={server.url}", "-T", "tasks=duplicate_charge"],
                 _env(inspect_venv, server, SCRIPTED_BASE_URL=provider.url), tmp_path,
@@ -141,7 +126,7 @@ async def test_a_server_it_cannot_use_is_one_line(inspect_venv: Venv, tmp_path: 
     async with running_http(load_environment("finance")) as server:
         cases = {
             "no token": ("finance", {}, f"the toolgym server at {server.url} needs a control token: set $TOOLGYM_TOKEN"),
-            "another env": ("support", {"TOOLGYM_TOKEN": server.token or ""}, f"serves 'finance', not 'support'"),
+            "another env": ("support", {"TOOLGYM_TOKEN": server.token or ""}, "serves 'finance', not 'support'"),
             "no task": ("finance", {"TOOLGYM_TOKEN": server.token or ""}, "names no task"),
         }
         for case, (task, token, said) in cases.items():

@@ -15,13 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from servers.http import running_http
+from servers.mcp_server import mcp_tools
 from servers.registry import load_environment
+from tests.integrations.scripted import oracle_of
 from tests.integrations.venvs import Venv
 
 READER = Path(__file__).with_name("trl_completions_reader.py")
+PLAYER = Path(__file__).with_name("trl_player.py")
 TOOLGYM = str(Path(sys.executable).with_name("toolgym"))
 STEPS, BATCH = 3, 4
 
@@ -81,3 +85,30 @@ async def test_the_example_trains_and_its_logged_rewards_are_toolgyms_grades(trl
         assert all(text.startswith("Error: the episode is over") for text in refused), refused
     assert any(row["messages"][0]["tool_calls"] for row in rows), "the model made tool calls"
     assert any(score > 0 for score in scores), "some rollout earned a reward: the comparison is not all zeros"
+
+
+async def test_the_environment_class_as_grpo_trainer_drives_it(trl_venv: Venv, tmp_path: Path) -> None:
+    """The server's tools as methods whose schemas transformers renders like the MCP ones; a rollout's calls after
+    its answer never reach the world; a rollout whose episode was lost is not scored (``None``), never a zero."""
+    async with running_http(load_environment("finance")) as server:
+        async with httpx.AsyncClient() as client:
+            _, oracle = await oracle_of(server, client, "duplicate_charge")
+        job = json.dumps({"url": server.url, "out": str(tmp_path), "task": "duplicate_charge", "oracle": oracle}).encode()
+        with anyio.fail_after(300):
+            done = await anyio.run_process([trl_venv.python, str(PLAYER)], input=job, env=trl_venv.env(TOOLGYM_TOKEN=server.token or ""), check=False)
+        assert done.returncode == 0, done.stderr.decode()[-3000:]
+        played = json.loads(done.stdout.decode().splitlines()[-1])
+        assert server.manager.capped_count == 0
+        tools = {t.name: t for t in mcp_tools(load_environment("finance"))}
+
+    assert played["class"] == "toolgym_finance" and set(played["schemas"]) == set(tools)
+    for name, rendered in played["schemas"].items():
+        schema, declared = rendered["function"], tools[name].input_schema
+        assert schema["name"] == name and schema["description"] == " ".join((tools[name].description or name).split())
+        assert set(schema["parameters"]["properties"]) == set(declared.get("properties") or {})
+        assert set(schema["parameters"].get("required") or []) == set(declared.get("required") or [])
+    assert played["answered"]["reward"] == 1.0
+    assert played["answered"]["last"] == "Error: the episode is over: the answer was already submitted"
+    assert played["lost"]["reward"] is None and played["lost"]["call"] == "Error: the tool could not be reached"
+    (line,) = (tmp_path / "rollouts.jsonl").read_text().splitlines()  # only the scored rollout
+    assert json.loads(line)["score"] == 1.0

@@ -27,12 +27,12 @@ def python_type(schema: dict[str, Any]) -> Any:
     if options:
         kinds = [o for o in options if o.get("type") != "null"]
         inner = python_type(kinds[0]) if len(kinds) == 1 else str
-        return Optional[inner] if len(kinds) < len(options) else inner  # noqa: UP007 - transformers parses typing.Optional
+        return Optional[inner] if len(kinds) < len(options) else inner  # noqa: UP045 - transformers parses typing.Optional
     kind = schema.get("type")
     if isinstance(kind, list):
         kinds = [k for k in kind if k != "null"]
         inner = _SCALARS.get(kinds[0], str) if len(kinds) == 1 else str
-        return Optional[inner] if "null" in kind else inner  # noqa: UP007
+        return Optional[inner] if "null" in kind else inner  # noqa: UP045
     if kind is None and "enum" in schema:
         return str
     return _SCALARS.get(kind, str)
@@ -68,7 +68,7 @@ def as_function(tool: dict[str, Any], call: Callable[[str, dict[str, Any]], Any]
         annotation = python_type(spec)
         default = inspect.Parameter.empty if param in required else None
         if default is None and getattr(annotation, "__origin__", None) is None:
-            annotation = Optional[annotation]  # noqa: UP007
+            annotation = Optional[annotation]  # noqa: UP045
         parameters.append(inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
         annotations[param] = annotation
         lines.append(f"    {param}: {_describe(param, spec)}")
