@@ -65,15 +65,19 @@ class ToolgymEnvironment:
         """Why the current rollout cannot be scored (an infrastructure failure), once one happened."""
 
     @classmethod
-    def _control(cls) -> ControlClient:
-        """The class's control client, made on (and bound to) the portal's loop."""
+    def _connections(cls) -> tuple[httpx.AsyncClient, ControlClient]:
+        """The class's HTTP client and control client, made on (and bound to) the portal's loop."""
         if cls._clients is None:
             async def make() -> tuple[httpx.AsyncClient, ControlClient]:
                 http = httpx.AsyncClient(timeout=120.0)
                 return http, ControlClient(cls.server, token_variable=cls.token_variable, client=http)
 
             cls._clients = portal.run(make())
-        return cls._clients[1]
+        return cls._clients
+
+    @classmethod
+    def _control(cls) -> ControlClient:
+        return cls._connections()[1]
 
     def reset(self, task: str | None = None, seed: int = 0, **row: Any) -> str:
         """Open the episode of (``task``, ``seed``) — the dataset row's columns — and return its prompt.
@@ -85,11 +89,11 @@ class ToolgymEnvironment:
         if task is None:
             raise ValueError("a toolgym dataset row needs a `task` column (and `seed`): see toolgym_trl.toolgym_dataset")
         self._end()
-        control = self._control()
+        http, control = self._connections()
 
         async def open_episode() -> tuple[CreatedEpisode, EpisodeSession]:
             created = await control.create(task, int(seed))
-            session = EpisodeSession(created.mcp_url, client=control._client)
+            session = EpisodeSession(created.mcp_url, client=http)
             await session.initialize()
             return created, session
 
