@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from tests.integrations.venvs import REPO, Venv, ensure_venv
 VERIFIERS = "verifiers==0.4.0"
 OPENENV = "openenv==0.10.0"
 # inspect's MCP tools take mcp 1.x or 2.x; openai for its openai-api provider (the scripted provider); quicktok-v1
-# ships tiktoken's o200k_base ranks, which inspect's mock model counts tokens with (tiktoken_o200k.py)
+# (toolgym-inspect's `offline` extra) for tiktoken's o200k_base, which inspect's mock model counts tokens with
 ATROPOS = "atroposlib==0.4.0"
 # torch pinned first: the CPU wheel on this machine's disk (any other resolution pulls a CUDA build of several GB)
 TRL = ["torch==2.13.0", "trl==1.16.0", "httpx==0.29.0"]
@@ -37,14 +36,8 @@ def openenv_venv() -> Venv:
 
 @pytest.fixture(scope="session")
 def inspect_venv() -> Venv:
-    """inspect-ai from the registry, plus toolgym-inspect; tiktoken's o200k_base in ``tiktoken-cache`` beside it."""
-    venv = ensure_venv("inspect", INSPECT, [REPO / "integrations" / "remote", REPO / "integrations" / "inspect"])
-    cache = venv.path / "tiktoken-cache"
-    if not cache.exists():
-        script = Path(__file__).with_name("tiktoken_o200k.py")
-        done = subprocess.run([venv.python, str(script), str(cache)], capture_output=True, text=True, timeout=300, check=False)
-        assert done.returncode == 0, done.stderr[-3000:]
-    return venv
+    """inspect-ai from the registry (with toolgym-inspect's ``offline`` extra), plus toolgym-inspect."""
+    return ensure_venv("inspect", INSPECT, [REPO / "integrations" / "remote", REPO / "integrations" / "inspect"])
 
 
 @pytest.fixture(scope="session")

@@ -26,10 +26,15 @@ KINDS = ("oracle", "skip_first", "answer_only")
 """What the scripted model plays on each env's first three templates (in that order)."""
 
 
-def _env(venv: Venv, server: HttpServer, **extra: str) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiktoken cache of the tests' own, empty at first: toolgym_inspect fills it (its offline extra), nothing is fetched."""
+    return tmp_path_factory.mktemp("tiktoken")
+
+
+def _env(venv: Venv, server: HttpServer, cache: Path, **extra: str) -> dict[str, str]:
     return venv.env(
-        TOOLGYM_TOKEN=server.token or "", TIKTOKEN_CACHE_DIR=str(venv.path / "tiktoken-cache"), INSPECT_LOG_LEVEL="warning",
-        SCRIPTED_API_KEY="unused", **extra,
+        TOOLGYM_TOKEN=server.token or "", TIKTOKEN_CACHE_DIR=str(cache), INSPECT_LOG_LEVEL="warning", SCRIPTED_API_KEY="unused", **extra,
     )
 
 
@@ -54,7 +59,7 @@ async def _logs(venv: Venv, folder: Path) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("env_name", ["finance", "support", "workspace"])
-async def test_inspect_eval_scores_are_toolgyms_grades(inspect_venv: Venv, env_name: str, tmp_path: Path) -> None:
+async def test_inspect_eval_scores_are_toolgyms_grades(inspect_venv: Venv, tiktoken_cache: Path, env_name: str, tmp_path: Path) -> None:
     templates = list(load_environment(env_name).task_templates())[: len(KINDS)]
     played: dict[str, list[dict[str, Any]]] = {}
     async with running_http(load_environment(env_name)) as server:
@@ -67,12 +72,13 @@ async def test_inspect_eval_scores_are_toolgyms_grades(inspect_venv: Venv, env_n
             models = f"mockllm/model,openai-api/scripted/{provider.model}"
             code, out = await _inspect_eval(
                 inspect_venv, env_name, models, ["-T", f"server={server.url}", "-T", f"tasks={','.join(templates)}"],
-                _env(inspect_venv, server, SCRIPTED_BASE_URL=provider.url), tmp_path,
+                _env(inspect_venv, server, tiktoken_cache, SCRIPTED_BASE_URL=provider.url), tmp_path,
             )
             assert code == 0, out
             assert not provider.unknown_prompts and not provider.refused, (provider.unknown_prompts, provider.refused)
         assert server.manager.capped_count == 0, "every sample's episode is released"
     logs = await _logs(inspect_venv, tmp_path / "logs")
+    assert list(tiktoken_cache.iterdir()), "toolgym_inspect put o200k_base in tiktoken's cache"
     assert set(logs) == {"mockllm/model", f"openai-api/scripted/{provider.model}"}, out
 
     for model, log in logs.items():
@@ -106,14 +112,14 @@ async def test_inspect_eval_scores_are_toolgyms_grades(inspect_venv: Venv, env_n
             assert scores == [0.0] * len(templates)  # the mock model makes no call: toolgym's no-op grade
 
 
-async def test_an_infrastructure_failure_is_an_inspect_error_not_a_score(inspect_venv: Venv, tmp_path: Path) -> None:
+async def test_an_infrastructure_failure_is_an_inspect_error_not_a_score(inspect_venv: Venv, tiktoken_cache: Path, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
         provider = ReleasingProvider(server.control_url, server.control_headers)
         async with running_oracle_provider({}, provider=provider):
             _, out = await _inspect_eval(
                 inspect_venv, "finance", f"openai-api/scripted/{provider.model}",
                 ["-T", f"server={server.url}", "-T", "tasks=duplicate_charge"],
-                _env(inspect_venv, server, SCRIPTED_BASE_URL=provider.url), tmp_path,
+                _env(inspect_venv, server, tiktoken_cache, SCRIPTED_BASE_URL=provider.url), tmp_path,
             )
     (log,) = (await _logs(inspect_venv, tmp_path / "logs")).values()
     assert log["status"] == "error", out  # (inspect eval exits 0 either way)
@@ -122,7 +128,7 @@ async def test_an_infrastructure_failure_is_an_inspect_error_not_a_score(inspect
     assert log["scores"] == {}
 
 
-async def test_a_server_it_cannot_use_is_one_line(inspect_venv: Venv, tmp_path: Path) -> None:
+async def test_a_server_it_cannot_use_is_one_line(inspect_venv: Venv, tiktoken_cache: Path, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
         cases = {
             "no token": ("finance", {}, f"the toolgym server at {server.url} needs a control token: set $TOOLGYM_TOKEN"),
@@ -130,7 +136,7 @@ async def test_a_server_it_cannot_use_is_one_line(inspect_venv: Venv, tmp_path: 
             "no task": ("finance", {"TOOLGYM_TOKEN": server.token or ""}, "names no task"),
         }
         for case, (task, token, said) in cases.items():
-            env = {k: v for k, v in _env(inspect_venv, server).items() if k != "TOOLGYM_TOKEN"} | token
+            env = {k: v for k, v in _env(inspect_venv, server, tiktoken_cache).items() if k != "TOOLGYM_TOKEN"} | token
             args = ["-T", f"server={server.url}"] + (["-T", "tasks=tag:no-such-tag"] if case == "no task" else [])
             code, out = await _inspect_eval(inspect_venv, task, "mockllm/model", args, env, tmp_path)
             text = " ".join(out.split())
