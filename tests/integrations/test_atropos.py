@@ -26,16 +26,8 @@ from tests.integrations.venvs import Venv
 PLAYS = ("oracle", "skip_first", "noop")
 """The scripts a group's rollouts play, one each (group size 3)."""
 TOOLGYM = str(Path(sys.executable).with_name("toolgym"))
-
-
-@pytest.fixture(scope="module")
-def tokenizer(atropos_venv: Venv, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny chat tokenizer made here (nothing downloaded): the environment tokenizes rollouts with it."""
-    folder = tmp_path_factory.mktemp("tokenizer")
-    done = subprocess.run([atropos_venv.python, str(Path(__file__).with_name("tiny_tokenizer.py")), str(folder)],
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return folder
+TOKENIZER = "toolgym-tiny"
+"""The adapter's tokenizer made at run time (nothing downloaded), in $TOOLGYM_CACHE_DIR (the test session's)."""
 
 
 async def _process(venv: Venv, args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
@@ -45,7 +37,7 @@ async def _process(venv: Venv, args: list[str], env: dict[str, str], cwd: Path) 
 
 
 @pytest.mark.parametrize("env_name", ["finance", "support", "workspace"])
-async def test_process_writes_groups_scored_by_toolgym(atropos_venv: Venv, tokenizer: Path, env_name: str, tmp_path: Path) -> None:
+async def test_process_writes_groups_scored_by_toolgym(atropos_venv: Venv, env_name: str, tmp_path: Path) -> None:
     templates = list(load_environment(env_name).task_templates())[:2]
     plays: dict[str, dict[str, list[dict[str, Any]]]] = {}
     async with running_http(load_environment(env_name)) as server:
@@ -59,7 +51,7 @@ async def test_process_writes_groups_scored_by_toolgym(atropos_venv: Venv, token
             args = [
                 "--env.server", server.url, "--env.tasks", ",".join(templates), "--env.seeds", "0",
                 "--env.group_size", str(len(PLAYS)), "--env.total_steps", str(len(templates)), "--env.use_wandb", "false",
-                "--env.tokenizer_name", str(tokenizer), "--env.data_path_to_save_groups", str(tmp_path / "groups.jsonl"),
+                "--env.tokenizer_name", TOKENIZER, "--env.data_path_to_save_groups", str(tmp_path / "groups.jsonl"),
                 "--env.records_dir", str(tmp_path / "records"),
                 "--openai.base_url", provider.url, "--openai.model_name", provider.model, "--openai.api_key", "unused",
                 "--openai.health_check", "false",
@@ -67,6 +59,7 @@ async def test_process_writes_groups_scored_by_toolgym(atropos_venv: Venv, token
             env = atropos_venv.env(TOOLGYM_TOKEN=server.token or "", HF_HUB_OFFLINE="1", WANDB_MODE="disabled")
             code, out = await _process(atropos_venv, args, env, tmp_path)
             assert code == 0, out
+            assert (Path(env["TOOLGYM_CACHE_DIR"]) / "tokenizers" / "toolgym-tiny-1" / "tokenizer.json").exists()
             assert not provider.unknown_prompts and not provider.refused, (provider.unknown_prompts, provider.refused)
         assert server.manager.capped_count == 0, "every rollout's episode is released"
 
@@ -95,9 +88,9 @@ async def test_process_writes_groups_scored_by_toolgym(atropos_venv: Venv, token
             assert [m["role"] for m in messages[:2]] == ["system", "user"] and messages[-1]["role"] in ("assistant", "tool")
 
 
-async def test_process_refuses_a_server_it_cannot_use(atropos_venv: Venv, tokenizer: Path, tmp_path: Path) -> None:
+async def test_process_refuses_a_server_it_cannot_use(atropos_venv: Venv, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
-        base = ["--env.server", server.url, "--env.use_wandb", "false", "--env.tokenizer_name", str(tokenizer),
+        base = ["--env.server", server.url, "--env.use_wandb", "false", "--env.tokenizer_name", TOKENIZER,
                 "--env.data_path_to_save_groups", str(tmp_path / "groups.jsonl"), "--openai.base_url", "http://127.0.0.1:9/v1",
                 "--openai.health_check", "false"]
         env = {k: v for k, v in atropos_venv.env(HF_HUB_OFFLINE="1", WANDB_MODE="disabled").items() if k != "TOOLGYM_TOKEN"}
@@ -111,7 +104,7 @@ async def test_process_refuses_a_server_it_cannot_use(atropos_venv: Venv, tokeni
         assert code == 1 and "Traceback" not in out and out.strip().splitlines()[-1].startswith("toolgym-atropos: error: task selector"), out
 
 
-async def test_rollouts_lost_to_infrastructure_are_never_scored(atropos_venv: Venv, tokenizer: Path, tmp_path: Path) -> None:
+async def test_rollouts_lost_to_infrastructure_are_never_scored(atropos_venv: Venv, tmp_path: Path) -> None:
     """Every episode is released behind the environment's back before the model answers: no grade can be given, so
     each group is dropped; after ``max_failed_groups`` in a row the run stops with the reason, having written nothing."""
     async with running_http(load_environment("finance")) as server:
@@ -119,7 +112,7 @@ async def test_rollouts_lost_to_infrastructure_are_never_scored(atropos_venv: Ve
         async with running_oracle_provider({}, provider=provider):
             args = [
                 "--env.server", server.url, "--env.tasks", "duplicate_charge", "--env.group_size", "2", "--env.total_steps", "2",
-                "--env.max_failed_groups", "2", "--env.use_wandb", "false", "--env.tokenizer_name", str(tokenizer),
+                "--env.max_failed_groups", "2", "--env.use_wandb", "false", "--env.tokenizer_name", TOKENIZER,
                 "--env.data_path_to_save_groups", str(tmp_path / "groups.jsonl"), "--openai.base_url", provider.url,
                 "--openai.model_name", provider.model, "--openai.health_check", "false",
             ]

@@ -13,6 +13,8 @@
 - **A rollout is an episode** (:mod:`toolgym_atropos.rollout`); its score is the grade's score, its tokens and
   masks the whole tool conversation with the tool schemas (:mod:`toolgym_atropos.tokens`), its ``overrides``
   entry ``{"toolgym": {episode_id, task, seed, passed, record}}``.
+- ``--env.tokenizer_name toolgym-tiny`` tokenizes with a tiny tokenizer made at run time (:mod:`toolgym_atropos.tiny`)
+  where no model hub is reachable; train with the policy model's own.
 - **Infrastructure is never a score**: a group with a rollout lost to infrastructure is dropped (logged); after
   ``max_failed_groups`` such groups in a row the environment stops with the last error, rather than retry forever.
 """
@@ -30,6 +32,7 @@ from toolgym_remote import ControlClient, EpisodeSession, RemoteError, check_ser
 
 from toolgym_atropos.config import ToolgymEnvConfig
 from toolgym_atropos.rollout import Rollout, RolloutFailed, Toolset, play
+from toolgym_atropos.tiny import TINY, tiny_tokenizer_dir
 from toolgym_atropos.tokens import tokens_and_masks
 
 __all__ = ["ToolgymEnv", "main"]
@@ -51,6 +54,8 @@ class ToolgymEnv(BaseEnv):
     env_config_cls = ToolgymEnvConfig  # type: ignore[assignment]
 
     def __init__(self, config: ToolgymEnvConfig, server_configs: Any, slurm: bool = False, testing: bool = False) -> None:
+        if config.tokenizer_name == TINY:
+            config.tokenizer_name = str(tiny_tokenizer_dir())
         super().__init__(config, server_configs, slurm=slurm, testing=testing)
         self.config: ToolgymEnvConfig = config
         self.items: list[tuple[str, int]] = []
