@@ -13,6 +13,12 @@ from tests.integrations.venvs import REPO, Venv, ensure_venv
 
 VERIFIERS = "verifiers==0.4.0"
 OPENENV = "openenv==0.10.0"
+# inspect's MCP tools take mcp 1.x or 2.x; openai for its openai-api provider (the scripted provider); quicktok-v1
+# (toolgym-inspect's `offline` extra) for tiktoken's o200k_base, which inspect's mock model counts tokens with
+ATROPOS = "atroposlib==0.4.0"
+# torch pinned first: the CPU wheel on this machine's disk (any other resolution pulls a CUDA build of several GB)
+TRL = ["torch==2.13.0", "trl==1.16.0", "httpx==0.29.0"]
+INSPECT = ["inspect-ai==0.3.285", "openai==3.60.0", "mcp==2.3.0", "quicktok-v1==0.4.0"]
 CORE_PACKAGES = ("fixtures", "servers", "envs", "graders", "clients", "toolgym")
 
 
@@ -26,6 +32,24 @@ def verifiers_venv() -> Venv:
 def openenv_venv() -> Venv:
     """OpenEnv from the registry, plus toolgym-openenv."""
     return ensure_venv("openenv", [OPENENV], [REPO / "integrations" / "remote", REPO / "integrations" / "openenv"])
+
+
+@pytest.fixture(scope="session")
+def inspect_venv() -> Venv:
+    """inspect-ai from the registry (with toolgym-inspect's ``offline`` extra), plus toolgym-inspect."""
+    return ensure_venv("inspect", INSPECT, [REPO / "integrations" / "remote", REPO / "integrations" / "inspect"])
+
+
+@pytest.fixture(scope="session")
+def atropos_venv() -> Venv:
+    """Atropos (atroposlib) from the registry, plus toolgym-atropos."""
+    return ensure_venv("atropos", [ATROPOS], [REPO / "integrations" / "remote", REPO / "integrations" / "atropos"])
+
+
+@pytest.fixture(scope="session")
+def trl_venv() -> Venv:
+    """TRL (and the CPU build of torch) from the registry, plus toolgym-trl."""
+    return ensure_venv("trl", TRL, [REPO / "integrations" / "remote", REPO / "integrations" / "trl"])
 
 
 @pytest.fixture(scope="session")

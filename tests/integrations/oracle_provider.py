@@ -2,52 +2,83 @@
 
 It reads the conversation it is sent, finds the script by the user prompt, counts the tool calls already
 made and answers with the next one (a text-only reply once the script is done), so concurrent rollouts of
-different tasks each get their own script in order. Streaming (SSE, what harnesses ask for) and plain JSON
-replies are both spoken. A real Starlette app on uvicorn, 127.0.0.1, ephemeral port.
+different tasks each get their own script in order. A prompt may have :class:`Alternatives` — several
+scripts handed to its conversations in turn, so the rollouts of one group (same prompt) play differently; the
+call ids carry which one a conversation got. Streaming (SSE, what harnesses ask for) and plain JSON replies are
+both spoken; with ``validate`` (``tests.clients.fake_provider.validate_openai``) a conversation that breaks the
+protocol is answered HTTP 400, as a strict server would. A real Starlette app on uvicorn, 127.0.0.1,
+ephemeral port.
 """
 
 from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-__all__ = ["OracleProvider", "running_oracle_provider"]
+__all__ = ["OracleProvider", "Alternatives", "ReleasingProvider", "running_oracle_provider"]
+
+Calls = list[dict[str, Any]]
+
+
+class Alternatives(list[Calls]):
+    """Several scripts for one prompt: the n-th conversation of that prompt plays ``self[n % len(self)]``."""
 
 
 class OracleProvider:
     """Replies by script: ``scripts[prompt]`` is the list of ``{"tool", "arguments"}`` calls to make."""
 
-    def __init__(self, scripts: dict[str, list[dict[str, Any]]], *, model: str = "scripted-oracle") -> None:
+    def __init__(
+        self, scripts: dict[str, Calls | Alternatives], *, model: str = "scripted-oracle",
+        validate: Callable[[Any], str | None] | None = None,
+    ) -> None:
         self.scripts = scripts
         self.model = model
+        self.validate = validate
         self.url = ""
         self.requests: list[dict[str, Any]] = []
         self.unknown_prompts: list[str] = []
+        self.refused: list[str] = []
+        """What ``validate`` found wrong in conversations it was sent."""
+        self.started: dict[str, list[int]] = {}
+        """Per prompt, the alternative each new conversation was given, in order."""
 
     def reply_for(self, body: dict[str, Any]) -> dict[str, Any]:
         """The assistant message answering the conversation in ``body``."""
         messages = body.get("messages") or []
         prompt = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
-        script = self.scripts.get(prompt)
-        if script is None:
+        given = self.scripts.get(prompt)
+        if given is None:
             self.unknown_prompts.append(prompt)
             return {"role": "assistant", "content": "I do not know this task."}
-        made = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+        calls = [c for m in messages if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])]
+        made = len(calls)
+        choice = 0
+        if isinstance(given, Alternatives):
+            if calls:  # the conversation's alternative, from its first call id (call_<alternative>_<n>)
+                choice = int(str(calls[0].get("id", "call_0_0")).split("_")[1])
+            else:
+                started = self.started.setdefault(prompt, [])
+                choice = len(started) % len(given)
+                started.append(choice)
+            script = given[choice]
+        else:
+            script = given
         if made >= len(script):
             return {"role": "assistant", "content": "Done."}
         step = script[made]
         call = {
-            "id": f"call_{made}",
+            "id": f"call_{choice}_{made}",
             "type": "function",
             "function": {"name": step["tool"], "arguments": json.dumps(step.get("arguments") or {})},
         }
@@ -56,6 +87,10 @@ class OracleProvider:
     async def handle(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
+        problem = self.validate(body) if self.validate is not None else None
+        if problem is not None:
+            self.refused.append(problem)
+            return JSONResponse({"error": {"message": problem, "type": "invalid_request_error"}}, status_code=400)
         message = self.reply_for(body)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
@@ -93,6 +128,23 @@ class OracleProvider:
         ])
 
 
+class ReleasingProvider(OracleProvider):
+    """An infrastructure failure on demand: before answering, releases every live episode of the toolgym server
+    at ``control_url`` behind the adapter's back (the model then says it is done), so no grade can be given."""
+
+    def __init__(self, control_url: str, headers: dict[str, str]) -> None:
+        super().__init__({})
+        self.control_url = control_url
+        self.headers = headers
+
+    async def handle(self, request: Request) -> Response:
+        async with httpx.AsyncClient() as client:
+            listed = (await client.get(f"{self.control_url}/episodes", headers=self.headers)).json()
+            for episode in listed["episodes"]:
+                await client.delete(f"{self.control_url}/episodes/{episode['id']}", headers=self.headers)
+        return await super().handle(request)
+
+
 def _text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content if isinstance(part, dict))
@@ -110,9 +162,12 @@ class _Server(uvicorn.Server):
 
 
 @asynccontextmanager
-async def running_oracle_provider(scripts: dict[str, list[dict[str, Any]]]) -> AsyncIterator[OracleProvider]:
-    """Serve an :class:`OracleProvider` on 127.0.0.1 (ephemeral port) for the duration of the block."""
-    provider = OracleProvider(scripts)
+async def running_oracle_provider(
+    scripts: dict[str, Calls | Alternatives], *, validate: Callable[[Any], str | None] | None = None,
+    provider: OracleProvider | None = None,
+) -> AsyncIterator[OracleProvider]:
+    """Serve an :class:`OracleProvider` (or the given one) on 127.0.0.1 (ephemeral port) for the duration of the block."""
+    provider = provider if provider is not None else OracleProvider(scripts, validate=validate)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

@@ -11,32 +11,14 @@ from typing import Any
 import anyio
 import httpx
 
-from clients.rl import open_episode
-from servers.http import HttpServer, running_http
+from servers.http import running_http
 from servers.registry import load_environment
 from tests.integrations.oracle_provider import running_oracle_provider
+from tests.integrations.scripted import oracle_of, toolgym_grade, variant
 from tests.integrations.venvs import REPO, Venv
 
 # (task, what the scripted model does): the whole oracle, the oracle without its first step, the answer only
 SCRIPTS = {"duplicate_charge": "oracle", "large_wire": "skip_first", "lost_card_fraud": "answer_only"}
-
-
-async def _oracle(server: HttpServer, client: httpx.AsyncClient, task: str) -> tuple[str, list[dict[str, Any]]]:
-    response = await client.post(f"{server.control_url}/episodes", json={"task": task, "seed": 0, "oracle": True}, headers=server.control_headers)
-    created = response.json()
-    await client.delete(f"{server.control_url}/episodes/{created['id']}", headers=server.control_headers)
-    return created["prompt"], created["oracle"]
-
-
-def _script(oracle: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return {"oracle": oracle, "skip_first": oracle[1:], "answer_only": oracle[-1:]}[kind]
-
-
-async def _toolgym_grade(task: str, calls: list[dict[str, Any]]) -> Any:
-    async with open_episode("finance", task=task, seed=0) as episode:
-        for call in calls:
-            await episode.step(call["tool"], call["arguments"])
-        return (await episode.finish()).grade
 
 
 async def test_vf_eval_rewards_equal_toolgyms_grades(verifiers_venv: Venv, tmp_path: Path) -> None:
@@ -45,8 +27,8 @@ async def test_vf_eval_rewards_equal_toolgyms_grades(verifiers_venv: Venv, tmp_p
         by_task: dict[str, list[dict[str, Any]]] = {}
         async with httpx.AsyncClient() as client:
             for task, kind in SCRIPTS.items():
-                prompt, oracle = await _oracle(server, client, task)
-                scripts[prompt] = by_task[task] = _script(oracle, kind)
+                prompt, oracle = await oracle_of(server, client, task)
+                scripts[prompt] = by_task[task] = variant(oracle, kind)
         async with running_oracle_provider(scripts) as provider:
             argv = [
                 verifiers_venv.bin("vf-eval"), "toolgym-verifiers",
@@ -66,7 +48,7 @@ async def test_vf_eval_rewards_equal_toolgyms_grades(verifiers_venv: Venv, tmp_p
     assert set(traces) == set(SCRIPTS), log
     rewards = {}
     for task, trace in traces.items():
-        grade = await _toolgym_grade(task, by_task[task])
+        grade = await toolgym_grade("finance", task, 0, by_task[task])
         assert trace["ok"], trace["errors"]
         rewards[task] = trace["rewards"]["toolgym_grade"]["score"]
         assert rewards[task] == grade.score, (task, trace["metrics"], grade.summary())

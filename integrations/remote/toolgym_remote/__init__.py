@@ -8,7 +8,10 @@ share, so their adapters run in virtual environments of their own and reach tool
 - :class:`EpisodeSession`: one episode's MCP endpoint as plain JSON-RPC over HTTP (initialize, list and
   call tools), with no MCP SDK.
 - :func:`select_tasks`: ``toolgym run --tasks`` semantics (ids, ``split:X``, ``tag:Y``) over task metadata.
+- :func:`parse_seeds`: ``toolgym run --seeds`` semantics (``0,1,2``, ``0-4``).
 - :func:`check_server`: before an adapter starts, the server answers and takes the token — or one line why not.
+- :func:`graded`: a finished episode's grade, or :class:`NotScored` when it is the kit's failure (never a zero);
+  :func:`record_jsonl`: its record as a record file (``toolgym grade`` grades it again).
 
 ::
 
@@ -22,8 +25,9 @@ share, so their adapters run in virtual environments of their own and reach tool
 
 from toolgym_remote._check import ServerInfo, check_server
 from toolgym_remote._control import ControlClient, CreatedEpisode, RemoteError, list_tasks
-from toolgym_remote._mcp import EpisodeSession, ToolResult
-from toolgym_remote._select import select_tasks
+from toolgym_remote._mcp import EpisodeSession, MCPRefused, ToolResult
+from toolgym_remote._outcome import NotScored, graded, record_jsonl
+from toolgym_remote._select import parse_seeds, select_tasks
 
 __all__ = [
     "ControlClient",
@@ -31,8 +35,13 @@ __all__ = [
     "RemoteError",
     "EpisodeSession",
     "ToolResult",
+    "MCPRefused",
     "list_tasks",
     "select_tasks",
+    "parse_seeds",
+    "NotScored",
+    "graded",
+    "record_jsonl",
     "check_server",
     "ServerInfo",
 ]

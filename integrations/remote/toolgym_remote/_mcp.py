@@ -16,10 +16,20 @@ import httpx
 
 from toolgym_remote._control import RemoteError
 
-__all__ = ["EpisodeSession", "ToolResult", "PROTOCOL_VERSION"]
+__all__ = ["EpisodeSession", "ToolResult", "MCPRefused", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = "2025-11-25"
 """The handshake-era protocol version this client speaks."""
+
+
+CALLER_ERRORS = frozenset({-32601, -32602})
+"""JSON-RPC codes that blame the request itself (method not found, invalid params); every other error code (an
+episode gone, a limit reached, a record that cannot be written, an internal error) is infrastructure."""
+
+
+class MCPRefused(RemoteError):
+    """The server refused the request as malformed (:data:`CALLER_ERRORS`: an unknown tool, arguments it cannot
+    take): the caller's error, to show the agent — unlike any other failure, which is infrastructure."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +81,8 @@ class EpisodeSession:
         """Send one JSON-RPC request and return its ``result``.
 
         Raises:
-            RemoteError: an HTTP error, or a JSON-RPC error (its code and message).
+            MCPRefused: the server refused the request as malformed (the caller's error).
+            RemoteError: an HTTP error, or any other JSON-RPC error (its code and message).
         """
         self._next_id += 1
         ident = self._next_id
@@ -81,7 +92,11 @@ class EpisodeSession:
             raise RemoteError(f"{method}: HTTP {response.status_code} without a JSON-RPC response", status=response.status_code)
         if "error" in message:
             error = message["error"] or {}
-            raise RemoteError(f"{method}: MCP error {error.get('code')}: {error.get('message')}", status=response.status_code)
+            refused = MCPRefused if error.get("code") in CALLER_ERRORS else RemoteError
+            raise refused(
+                f"{method}: MCP error {error.get('code')}: {error.get('message')}", status=response.status_code,
+                code=str(error.get("code")),
+            )
         if method == "initialize":
             self._session_id = response.headers.get("mcp-session-id")
         return message.get("result")
