@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, create_model
 
 from fixtures.fixture import Fixture
 from fixtures.money import Amount
+from fixtures.search import index_sql, phrase
 from servers.answer import answer_tool
 from servers.environment import Environment, ResourceSpec
 from servers.tools import DomainError, ToolContext, tool
@@ -77,6 +78,7 @@ class GeneratedEnvironment:
                                 for r in conn.execute(f'PRAGMA table_info("{t}")') if "INT" in (r[2] or "").upper()}
         finally:
             conn.close()
+        self._search_indexes: dict[str, str] | None = None
         self._check_columns()
         self.rules = {a.name: [(r, parse_rule(r.check)) for r in a.rules] for a in self.spec.actions}
         self.models: dict[str, type[BaseModel]] = {}
@@ -239,7 +241,8 @@ class GeneratedEnvironment:
             filters[f"{n}_from"] = (entity.fields[n].column, ">=")
             filters[f"{n}_to"] = (entity.fields[n].column, "<=")
         params += [("limit", Annotated[int, Field(ge=1, le=50)], _PAGE), ("offset", Annotated[int, Field(ge=0, le=1_000_000)], 0)]
-        text_cols = [f.column for n, f in entity.fields.items() if f.visible and f.kind in ("text", "freetext", "category")]
+        text_cols = _text_columns(entity)
+        index = self.search_indexes().get(ename)
         order = f'"{entity.fields[entity.key].column}"' if entity.key else "rowid"
         summary = self.summaries[ename]
         page = create_model(f"{_pascal(entity.plural)}Page", __doc__=f"One page of {entity.plural}.",
@@ -250,6 +253,10 @@ class GeneratedEnvironment:
             where, bound = [], []
             if args.get("query"):
                 words = [w for w in str(args["query"]).split() if w][:8]
+                found = [p for p in map(phrase, words) if p is not None] if index is not None else []
+                if found:  # the trigram index finds every row the LIKEs can match: only those are read
+                    where.append(f"rowid IN (SELECT rowid FROM {index} WHERE {index} MATCH ?)")
+                    bound.append(" AND ".join(found))
                 for w in words:
                     like = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
                     where.append("(" + " OR ".join(f'"{c}" LIKE ? ESCAPE \'\\\'' for c in text_cols) + ")" if text_cols else "0")
@@ -275,6 +282,28 @@ class GeneratedEnvironment:
                + f", one page at a time ({_PAGE} by default; follow next_offset). Shows a summary of each; "
                + (f"get_{ename} shows everything." if entity.key else "this is all there is."))
         return _make(f"search_{entity.plural}", doc, params, page, body)
+
+    def search_indexes(self) -> dict[str, str]:
+        """Entity → the trigram index over its searched text columns (``fixtures/search.py``), for rowid tables with any."""
+        if self._search_indexes is None:
+            conn = sqlite3.connect(f"file:{self.data}?mode=ro", uri=True)
+            try:
+                plain = {name for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+                         if "WITHOUT ROWID" not in (sql or "").upper()}
+            finally:
+                conn.close()
+            self._search_indexes = {e: f"search_index_{i}" for i, (e, entity) in enumerate(self.spec.entities.items())
+                                    if entity.table in plain and _text_columns(entity)}
+        return self._search_indexes
+
+    def _search_ddl(self) -> str:
+        """The schema of every search index (kept in step with its table by triggers)."""
+        ddl = []
+        for ename, index in self.search_indexes().items():
+            entity = self.spec.entities[ename]
+            texts = {f"t{i}": "{row}." + '"' + column.replace('"', '""') + '"' for i, column in enumerate(_text_columns(entity))}
+            ddl.append(index_sql(index, entity.table, texts))
+        return "".join(ddl)
 
     def _get_tool(self, ename: str, entity: EntitySpec) -> Any:
         key = entity.key or ""
@@ -446,7 +475,7 @@ class GeneratedEnvironment:
     def fixture(self) -> Fixture:
         digest = hashlib.sha256(self.data.read_bytes()).hexdigest()[:16]
         spec_digest = hashlib.sha256((self.folder / "spec.json").read_bytes()).hexdigest()[:16]
-        schema = f"-- data.sqlite {digest}, spec.json {spec_digest}\n{self.ddl}\n{_VERIFY_DDL}"
+        schema = f"-- data.sqlite {digest}, spec.json {spec_digest}\n{self.ddl}\n{_VERIFY_DDL}\n{self._search_ddl()}"
         data = self.data
 
         def generate(db: sqlite_utils.Database, rng: random.Random, scale: int) -> None:
@@ -474,6 +503,11 @@ class GeneratedEnvironment:
                           "find records with the search tools, act only as the policy allows, and finish with submit_answer."),
             volatile_columns=volatile,
         )
+
+
+def _text_columns(entity: EntitySpec) -> list[str]:
+    """The columns a search tool matches its words against."""
+    return [f.column for f in entity.fields.values() if f.visible and f.kind in ("text", "freetext", "category")]
 
 
 def copy_data(db: sqlite_utils.Database, data: Path) -> None:
