@@ -1,12 +1,13 @@
 """Admission control for memory: refuse a new world the process cannot hold, rather than crash holding it.
 
-Every episode holds a world, an in-memory SQLite database the size of its fixture (finance: 8.5 MB; 1.1-1.5×
-that once written). A server under a memory limit it does not know about accepts creates until an
-allocation fails somewhere — in the socket reader, in a session's task, in SQLite — and then answers 500s,
-drops sessions or aborts (measured under ``ulimit -v 3G``: SIGABRT, or 206 creates answered 500 and 277
-sessions dropped). So the server knows its budget and what a world costs, and a create that would not fit
-is refused up front with :class:`MemoryLimitReached` (HTTP 503 ``memory_limit``, ``/mcp``: JSON-RPC -32005)
-naming the limit and the figures; live episodes keep their memory and keep working.
+Every episode holds a world: an in-memory SQLite database the size of its fixture when it is a whole copy
+(finance: 8.5 MB; 1.1-1.5× that once written), under 1 MB when it is a copy-on-write view of a shared image.
+A server under a memory limit it does not know about accepts creates until an allocation fails somewhere —
+in the socket reader, in a session's task, in SQLite — and then answers 500s, drops sessions or aborts
+(measured under ``ulimit -v 3G``: SIGABRT, or 206 creates answered 500 and 277 sessions dropped). So the
+server knows its budget and what a world costs, and a create that would not fit is refused up front with
+:class:`MemoryLimitReached` (HTTP 503 ``memory_limit``, ``/mcp``: JSON-RPC -32005) naming the limit and the
+figures; live episodes keep their memory and keep working.
 
 The budget (``serve --max-memory``) is, by default, the tightest limit the process is under:
 
@@ -18,12 +19,12 @@ The budget (``serve --max-memory``) is, by default, the tightest limit the proce
 An explicit ``--max-memory`` is measured against the process's resident memory, with the shared template
 images of copy-on-write worlds (``fixtures/cow.py``) counted once: RSS counts a shared page once per world
 that maps it, which would refuse creates with memory to spare. What a create needs is the world's expected
-size — what it will really use: :meth:`fixtures.fixture.Fixture.world_bytes`, :data:`WORLD_GROWTH` × the
-fixture for a whole copy, its connection and written pages for a copy-on-write world — plus a reserve for everything else a busy
-server allocates (connections, sessions, requests, threads): :data:`RESERVE_FRACTION` of the budget, at
-least :data:`MIN_RESERVE`. Usage is measured at each create (a ``/proc`` read, microseconds); before a
-refusal freed heap memory is trimmed back to the system once (``servers/malloc.py``), so memory that is
-free but not yet returned never refuses a create.
+size — what it will really use (:meth:`fixtures.fixture.Fixture.world_bytes`: :data:`WORLD_GROWTH` × the
+fixture for a whole copy, its connection and written pages for a copy-on-write world) — plus a reserve for
+everything else a busy server allocates (connections, sessions, requests, threads): :data:`RESERVE_FRACTION`
+of the budget, at least :data:`MIN_RESERVE`. Usage is measured at each create (a ``/proc`` read,
+microseconds); before a refusal freed heap memory is trimmed back to the system once (``servers/malloc.py``),
+so memory that is free but not yet returned never refuses a create.
 """
 
 from __future__ import annotations
