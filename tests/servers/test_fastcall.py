@@ -54,8 +54,8 @@ async def _exchange(http: httpx.AsyncClient, url: str, cases: list[tuple[str, An
     return answers
 
 
-async def test_direct_answers_are_the_sdk_answers_byte_for_byte(monkeypatch: pytest.MonkeyPatch) -> None:
-    manager = EpisodeManager(environment)
+def _count_direct_answers(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Per request the direct path was offered, whether it answered (True) or left it to the SDK (False)."""
     taken: list[bool] = []
     real = servers.routing.answer_tool_call
 
@@ -64,6 +64,12 @@ async def test_direct_answers_are_the_sdk_answers_byte_for_byte(monkeypatch: pyt
         return taken[-1]
 
     monkeypatch.setattr(servers.routing, "answer_tool_call", counted)
+    return taken
+
+
+async def test_direct_answers_are_the_sdk_answers_byte_for_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = EpisodeManager(environment)
+    taken = _count_direct_answers(monkeypatch)
     with anyio.fail_after(60):
         async with running_http(environment, manager=manager) as server, httpx.AsyncClient() as http:
             direct_episode, sdk_episode = manager.create(seed=0), manager.create(seed=0)
@@ -85,14 +91,7 @@ def _calls(episode: Any) -> list[dict[str, Any]]:
 
 async def test_a_real_client_goes_the_direct_way(monkeypatch: pytest.MonkeyPatch) -> None:
     manager = EpisodeManager(environment)
-    taken: list[bool] = []
-    real = servers.routing.answer_tool_call
-
-    async def counted(*args: Any) -> bool:
-        taken.append(await real(*args))
-        return taken[-1]
-
-    monkeypatch.setattr(servers.routing, "answer_tool_call", counted)
+    taken = _count_direct_answers(monkeypatch)
     with anyio.fail_after(60):
         async with running_http(environment, manager=manager) as server:
             episode = manager.create(seed=0)

@@ -284,16 +284,22 @@ class GeneratedEnvironment:
         return _make(f"search_{entity.plural}", doc, params, page, body)
 
     def search_indexes(self) -> dict[str, str]:
-        """Entity → the trigram index over its searched text columns (``fixtures/search.py``), for rowid tables with any."""
+        """Entity → the trigram index over its searched text columns (``fixtures/search.py``).
+
+        Only for rowid tables of at least :data:`SEARCH_INDEX_ROWS` rows: a smaller table is read in well under a
+        millisecond, and each index costs the template its size in text and every new connection its triggers.
+        """
         if self._search_indexes is None:
             conn = sqlite3.connect(f"file:{self.data}?mode=ro", uri=True)
             try:
                 plain = {name for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
                          if "WITHOUT ROWID" not in (sql or "").upper()}
+                large = {e for e, entity in self.spec.entities.items() if entity.table in plain and conn.execute(
+                    f'SELECT count(*) FROM "{entity.table.replace(chr(34), chr(34) * 2)}"').fetchone()[0] >= SEARCH_INDEX_ROWS}
             finally:
                 conn.close()
             self._search_indexes = {e: f"search_index_{i}" for i, (e, entity) in enumerate(self.spec.entities.items())
-                                    if entity.table in plain and _text_columns(entity)}
+                                    if e in large and _text_columns(entity)}
         return self._search_indexes
 
     def _search_ddl(self) -> str:
@@ -503,6 +509,10 @@ class GeneratedEnvironment:
                           "find records with the search tools, act only as the policy allows, and finish with submit_answer."),
             volatile_columns=volatile,
         )
+
+
+SEARCH_INDEX_ROWS = 1000
+"""Rows from which a generated entity's search goes through a trigram index instead of reading the table."""
 
 
 def _text_columns(entity: EntitySpec) -> list[str]:
