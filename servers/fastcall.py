@@ -12,9 +12,11 @@ duplicated routing headers, ``classify_inbound_request`` (envelope ``_meta``, ``
 once for the text content and once for ``structuredContent``, the bytes the SDK path writes for the same
 call (a test compares them).
 
-Anything else — another method, another protocol era, a handshake session, any request the ladder would
-refuse, or a process where an OpenTelemetry tracer provider is set (the SDK's spans are then wanted) — returns
-False untouched, and the SDK serves it exactly as before, refusals included.
+Only a server answering in plain JSON (``json_response``, the default) offers it: in SSE mode the SDK streams
+keep-alive pings while a slow call runs. Anything else — another method, another protocol era, a handshake
+session, any request the ladder would refuse, or a process where an OpenTelemetry tracer provider is set (the
+SDK's spans are then wanted) — returns False untouched, and the SDK serves it exactly as before, refusals
+included.
 """
 
 from __future__ import annotations

@@ -334,8 +334,9 @@ class EpisodeEndpoint:
                 return
             await self._not_found(ident, scope, receive, send)
             return
-        if body is not None and eligible(scope) and await answer_tool_call(episode, self.security, scope, body, receive, send):
-            return  # a 2026-07-28 tools/call answered straight from dispatch (servers/fastcall.py)
+        if body is not None and manager.json_response and eligible(scope):
+            if await answer_tool_call(episode, self.security, scope, body, receive, send):
+                return  # a 2026-07-28 tools/call answered straight from dispatch (servers/fastcall.py)
         inner = _for_sdk(scope, **{EPISODE_SCOPE_KEY: ident})
         if scope["method"] == "POST" and _opens_session(scope):
             refusal = await _security_refusal(self.security, scope, receive)
