@@ -108,7 +108,7 @@ async def answer_tool_call(
     if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
         return False
     name, arguments = params.get("name"), params.get("arguments")
-    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)) or set(decoded) - {"jsonrpc", "id", "method", "params"}:
+    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)) or not _envelope(decoded):
         return False
     if find_duplicated_routing_header(request.headers.items()) is not None:
         return False
@@ -120,6 +120,15 @@ async def answer_tool_call(
     if not _plain_params(params):
         return False
     await _respond(episode, request_id, name, arguments, scope, receive, send)
+    return True
+
+
+def _envelope(decoded: dict[str, Any]) -> bool:
+    """Whether the body validates as the SDK's ``JSONRPCRequest`` (else the SDK answers ``Invalid Request``)."""
+    try:
+        types.JSONRPCRequest.model_validate(decoded)
+    except ValueError:
+        return False
     return True
 
 
