@@ -1,6 +1,6 @@
 """Live worlds at scale: memory per live episode, world creation, a call on a 10x world, HTTP vs in-process CPU.
 
-Usage: ``python bench/live_worlds.py [--lives 100,1000,10000] [--baseline-max 1000] [--rounds 3] [--skip-http]``
+Usage: ``python bench/live_worlds.py [--env finance] [--lives 100,1000,10000] [--baseline-max 1000] [--rounds 3] [--skip-http]``
 
 Four sections, each measured side by side in one run, interleaved rounds (A B C, A B C, ...), medians:
 
@@ -54,9 +54,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-ENV = "finance"
+ENV = os.environ.get("TOOLGYM_BENCH_ENV", "finance")
+"""The environment measured (``--env``; children read it from the environment they inherit)."""
 SEARCH = ("SELECT * FROM customers WHERE first_name || ' ' || last_name LIKE ? OR email LIKE ? "
           "ORDER BY last_name, first_name, customer_id LIMIT 20")
+"""What a bare side's episode answers (a customer search; environments without customers read a page of rows)."""
+
+
+def _bare_search(conn: sqlite3.Connection, text: str) -> list[tuple[Any, ...]]:
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'customers'").fetchone():
+        return conn.execute(SEARCH, (f"%{text}%", f"%{text}%")).fetchall()
+    table = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY name").fetchone()[0]
+    return conn.execute(f'SELECT * FROM "{table}" LIMIT 20').fetchall()
 
 
 def _kib(field: str, path: str) -> int:
@@ -77,6 +86,7 @@ def _median_ms(samples: list[float]) -> float:
 
 async def _toolgym(lives: int) -> dict[str, Any]:
     from fixtures import cow
+    from fixtures.hashing import user_tables
     from servers.dispatch import call_tool
     from servers.episodes import EpisodeManager
     from servers.registry import load_environment
@@ -90,11 +100,12 @@ async def _toolgym(lives: int) -> dict[str, Any]:
     pooled = []
     for _ in range(20):  # a world from the pool: take one back after its release dropped its written pages
         world = fixture.world(environment.task_fixture_seed)
-        world.execute("UPDATE accounts SET nickname = 'x' WHERE rowid = 1")
+        table = user_tables(world.conn)[0]
+        world.execute(f'UPDATE "{table}" SET rowid = rowid WHERE rowid = (SELECT min(rowid) FROM "{table}")')  # one written page
         world.release()
         started = time.perf_counter()
         world = fixture.world(environment.task_fixture_seed)
-        world.query("SELECT 1 FROM customers LIMIT 1")
+        world.query("SELECT 1 FROM sqlite_master LIMIT 1")
         pooled.append(time.perf_counter() - started)
         world.release()
     while fixture.pooled:
@@ -105,7 +116,7 @@ async def _toolgym(lives: int) -> dict[str, Any]:
         if n % 50 == 0:  # a brand-new world (the pool is empty: every world is live)
             started = time.perf_counter()
             world = fixture.world(environment.task_fixture_seed)
-            world.query("SELECT 1 FROM customers LIMIT 1")
+            world.query("SELECT 1 FROM sqlite_master LIMIT 1")
             fresh.append(time.perf_counter() - started)
             world.close()
         started = time.perf_counter()
@@ -136,9 +147,9 @@ async def _bare_sqlite(lives: int) -> dict[str, Any]:
     for n in range(lives):
         started = time.perf_counter()
         conn = _bare_world(data)
-        conn.execute("SELECT 1 FROM customers LIMIT 1").fetchall()
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         times.append(time.perf_counter() - started)
-        conn.execute(SEARCH, (f"%{n % 7}%", f"%{n % 7}%")).fetchall()
+        _bare_search(conn, str(n % 7))
         worlds.append(conn)
     after = _memory()
     return {"before": before, "after": after, "answered": len(worlds), "world_ms": _median_ms(times)}
@@ -157,9 +168,7 @@ async def _bare_sdk(lives: int) -> dict[str, Any]:
     @server.tool()
     async def search_customers(query: str) -> list[dict[str, Any]]:
         """Customers whose name or e-mail contains ``query``."""
-        cursor = current.get().execute(SEARCH, (f"%{query}%", f"%{query}%"))
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [{"row": list(map(str, row))} for row in _bare_search(current.get(), query)]
 
     async with AsyncExitStack() as stack:
         client = await stack.enter_async_context(Client(server))
@@ -254,11 +263,14 @@ def main() -> None:
     """Run the sections and print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs=2, metavar=("SIDE", "LIVES"), help=argparse.SUPPRESS)
+    parser.add_argument("--env", default=ENV, help="environment (default finance; the bare sides run finance's search SQL)")
     parser.add_argument("--lives", default="100,1000,10000", help="live episode counts (comma-separated)")
     parser.add_argument("--baseline-max", type=int, default=1000, help="largest count the whole-copy baselines run at")
     parser.add_argument("--rounds", type=int, default=3, help="rounds at counts up to 1,000 (one round above)")
     parser.add_argument("--skip-http", action="store_true", help="leave out section 4")
     args = parser.parse_args()
+    if args.env != ENV:  # re-run with the environment set, so every child process measures the same one
+        os.execvpe(sys.executable, [sys.executable, __file__, *sys.argv[1:]], {**os.environ, "TOOLGYM_BENCH_ENV": args.env})
     if args.child:
         side, lives = args.child[0], int(args.child[1])
         print(json.dumps(anyio.run(CHILDREN[side], lives)))
@@ -304,7 +316,7 @@ def main() -> None:
     larger = Table(title=f"{ENV}: a call on a 10x world vs the normal one (every oracle's calls, {args.rounds} interleaved rounds)")
     for column in ("calls", "x1 median ms", "x10 median ms", "x10 / x1"):
         larger.add_column(column, justify="left" if column == "calls" else "right")
-    for label in ("every call", "search_customers"):
+    for label in [label for label in ("every call", "search_customers", "search_products", "search_messages") if calls.get(label)]:
         one, ten = _median_ms(calls[label][1]), _median_ms(calls[label][10])
         larger.add_row(label, f"{one:.3f}", f"{ten:.3f}", f"{ten / one:.2f}x")
     frequent = [t for t in calls if t != "every call" and min(len(calls[t][1]), len(calls[t][10])) >= 15]
