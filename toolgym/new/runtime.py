@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, create_model
 
 from fixtures.fixture import Fixture
 from fixtures.money import Amount
-from fixtures.search import index_sql, phrase
+from fixtures.search import index_sql, match
 from servers.answer import answer_tool
 from servers.environment import Environment, ResourceSpec
 from servers.tools import DomainError, ToolContext, tool
@@ -253,7 +253,7 @@ class GeneratedEnvironment:
             where, bound = [], []
             if args.get("query"):
                 words = [w for w in str(args["query"]).split() if w][:8]
-                found = [p for p in map(phrase, words) if p is not None] if index is not None else []
+                found = [m for m in (match(ctx.world, index, w) for w in words) if m is not None] if index is not None else []
                 if found:  # the trigram index finds every row the LIKEs can match: only those are read
                     where.append(f"rowid IN (SELECT rowid FROM {index} WHERE {index} MATCH ?)")
                     bound.append(" AND ".join(found))
