@@ -1,12 +1,13 @@
 """Admission control for memory: refuse a new world the process cannot hold, rather than crash holding it.
 
-Every episode holds a world, an in-memory SQLite database the size of its fixture (finance: 8.5 MB; 1.1-1.5×
-that once written). A server under a memory limit it does not know about accepts creates until an
-allocation fails somewhere — in the socket reader, in a session's task, in SQLite — and then answers 500s,
-drops sessions or aborts (measured under ``ulimit -v 3G``: SIGABRT, or 206 creates answered 500 and 277
-sessions dropped). So the server knows its budget and what a world costs, and a create that would not fit
-is refused up front with :class:`MemoryLimitReached` (HTTP 503 ``memory_limit``, ``/mcp``: JSON-RPC -32005)
-naming the limit and the figures; live episodes keep their memory and keep working.
+Every episode holds a world: an in-memory SQLite database the size of its fixture when it is a whole copy
+(finance: 8.5 MB; 1.1-1.5× that once written), under 1 MB when it is a copy-on-write view of a shared image.
+A server under a memory limit it does not know about accepts creates until an allocation fails somewhere —
+in the socket reader, in a session's task, in SQLite — and then answers 500s, drops sessions or aborts
+(measured under ``ulimit -v 3G``: SIGABRT, or 206 creates answered 500 and 277 sessions dropped). So the
+server knows its budget and what a world costs, and a create that would not fit is refused up front with
+:class:`MemoryLimitReached` (HTTP 503 ``memory_limit``, ``/mcp``: JSON-RPC -32005) naming the limit and the
+figures; live episodes keep their memory and keep working.
 
 The budget (``serve --max-memory``) is, by default, the tightest limit the process is under:
 
@@ -15,12 +16,15 @@ The budget (``serve --max-memory``) is, by default, the tightest limit the proce
 - the soft ``RLIMIT_AS`` (``ulimit -v``), measured against the process's address space (``VmSize``);
 - else none: the server admits as many episodes as ``--max-episodes`` allows.
 
-An explicit ``--max-memory`` is measured against the process's resident memory. What a create needs is
-the world's expected size (:data:`WORLD_GROWTH` × the fixture) plus a reserve for everything else a busy
-server allocates (connections, sessions, requests, threads): :data:`RESERVE_FRACTION` of the budget, at
-least :data:`MIN_RESERVE`. Usage is measured at each create (a ``/proc`` read, microseconds); before a
-refusal freed heap memory is trimmed back to the system once (``servers/malloc.py``), so memory that is
-free but not yet returned never refuses a create.
+An explicit ``--max-memory`` is measured against the process's resident memory, with the shared template
+images of copy-on-write worlds (``fixtures/cow.py``) counted once: RSS counts a shared page once per world
+that maps it, which would refuse creates with memory to spare. What a create needs is the world's expected
+size — what it will really use (:meth:`fixtures.fixture.Fixture.world_bytes`: :data:`WORLD_GROWTH` × the
+fixture for a whole copy, its connection and written pages for a copy-on-write world) — plus a reserve for
+everything else a busy server allocates (connections, sessions, requests, threads): :data:`RESERVE_FRACTION`
+of the budget, at least :data:`MIN_RESERVE`. Usage is measured at each create (a ``/proc`` read,
+microseconds); before a refusal freed heap memory is trimmed back to the system once (``servers/malloc.py``),
+so memory that is free but not yet returned never refuses a create.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixtures import cow
 from fixtures.errors import EpisodeLimitReached
+from fixtures.fixture import WORLD_GROWTH
 from servers import malloc
 
 __all__ = [
@@ -45,9 +51,6 @@ __all__ = [
     "RESERVE_FRACTION",
     "MIN_RESERVE",
 ]
-
-WORLD_GROWTH = 1.5
-"""A world's size relative to its fixture once written (measured 1.1× fresh, 1.12-1.5× after oracle writes)."""
 
 RESERVE_FRACTION = 0.15
 """Share of the budget kept for what is not a world: connections, sessions, requests, worker threads."""
@@ -156,8 +159,21 @@ def address_space() -> int:
 
 
 def resident() -> int:
-    """Bytes of this process's resident memory."""
-    return _statm(1)
+    """Bytes of this process's resident memory, each shared template image counted once (not once per world)."""
+    shared = cow.shared_bytes()
+    if not shared:
+        return _statm(1)
+    fields: dict[str, int] = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
+                key, value = line.split(":", 1)
+                fields[key] = int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return _statm(1)
+    if len(fields) < 3:
+        return _statm(1)
+    return fields["RssAnon"] + fields["RssFile"] + min(fields["RssShmem"], shared)
 
 
 def detect_memory_limit() -> tuple[int, str, Callable[[], int]] | None:
@@ -203,8 +219,12 @@ class MemoryBudget:
         return max(MIN_RESERVE, int(self.limit * RESERVE_FRACTION))
 
     def size_worlds(self, fixture_bytes: int) -> None:
-        """Learn what a world costs from its fixture's size (the largest seen wins)."""
-        self.world_bytes = max(self.world_bytes, int(fixture_bytes * WORLD_GROWTH))
+        """Learn what a world costs from its fixture's size, for worlds that are whole copies (the largest seen wins)."""
+        self.cost_worlds(int(fixture_bytes * WORLD_GROWTH))
+
+    def cost_worlds(self, world_bytes: int) -> None:
+        """Learn what a world costs (``Fixture.world_bytes``: what it will really use; the largest seen wins)."""
+        self.world_bytes = max(self.world_bytes, world_bytes)
 
     def admit(self, pending: int = 0) -> None:
         """Check there is room for one more world, besides ``pending`` worlds being made now.

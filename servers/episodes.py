@@ -259,7 +259,7 @@ class EpisodeManager:
             return
         if not budget.world_bytes:  # sized once, from the fixture every world of this manager is cloned from
             env = self.environment
-            budget.size_worlds(len(env.fixture.template(env.task_fixture_seed).data))
+            budget.cost_worlds(env.fixture.world_bytes(env.task_fixture_seed))
         budget.admit(self._building)
 
     def _check_room(self) -> None:

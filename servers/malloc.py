@@ -1,6 +1,7 @@
 """Memory that comes back: how the process allocator is set up for worlds, and giving freed memory back.
 
-A world is one fixture-sized SQLite buffer (8 MB for finance). glibc's malloc serves requests above a
+A world that is a whole copy of its template (where copy-on-write worlds are off: ``fixtures/cow.py``) is one
+fixture-sized SQLite buffer (8 MB for finance). glibc's malloc serves requests above a
 *dynamic* mmap threshold from its heaps instead of fresh mappings; the threshold climbs to the size of the
 largest mapping freed, so after the first released world every world lands in the heaps, where the buffer
 SQLite doubles on its first growth fragments them and freed worlds are never returned (measured: 1.7× the

@@ -52,6 +52,7 @@ from starlette.types import Message, Receive, Scope, Send
 from fixtures.errors import EpisodeLimitReached, EpisodeNotFound
 from servers.bodies import answer_invalid_ids, read_body, replay
 from servers.episodes import Episode, EpisodeManager
+from servers.fastcall import answer_tool_call, eligible
 from servers.mcp_server import EPISODE_NOT_FOUND
 from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSIONS_PER_EPISODE, SessionTable
 
@@ -312,6 +313,7 @@ class EpisodeEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request addressed to an episode."""
+        body: bytes | None = None
         if scope["method"] == "POST":
             body = await read_body(scope, receive, send)  # whole, before the SDK (servers/bodies.py)
             if body is None:
@@ -332,6 +334,9 @@ class EpisodeEndpoint:
                 return
             await self._not_found(ident, scope, receive, send)
             return
+        if body is not None and manager.json_response and eligible(scope):
+            if await answer_tool_call(episode, self.security, scope, body, receive, send):
+                return  # a 2026-07-28 tools/call answered straight from dispatch (servers/fastcall.py)
         inner = _for_sdk(scope, **{EPISODE_SCOPE_KEY: ident})
         if scope["method"] == "POST" and _opens_session(scope):
             refusal = await _security_refusal(self.security, scope, receive)

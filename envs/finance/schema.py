@@ -10,6 +10,8 @@ a float balance or a closed account with money in it.
 
 from __future__ import annotations
 
+from fixtures.search import index_sql
+
 __all__ = ["SCHEMA", "MONEY_COLUMNS"]
 
 SCHEMA = """
@@ -44,6 +46,13 @@ CREATE TABLE customers (
 CREATE INDEX customers_by_last_name ON customers (last_name, first_name);
 CREATE INDEX customers_by_email ON customers (email);
 CREATE INDEX customers_by_kyc ON customers (kyc_status);
+""" + index_sql("customer_search", "customers", {  # what search_customers matches its text against (fixtures/search.py)
+    "name": "{row}.first_name || ' ' || {row}.last_name",
+    "name_reversed": "{row}.last_name || ' ' || {row}.first_name",
+    "email": "{row}.email",
+    "phone": "{row}.phone",
+    "customer_id": "{row}.customer_id",
+}) + """
 
 CREATE TABLE accounts (
   account_id TEXT PRIMARY KEY CHECK (account_id GLOB 'ACC-[0-9][0-9][0-9][0-9][0-9][0-9]'),

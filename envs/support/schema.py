@@ -13,6 +13,7 @@ episode's task puts on the line (see ``fixtures.persona``); only the customer to
 from __future__ import annotations
 
 from fixtures.persona import PERSONA_SCHEMA
+from fixtures.search import index_sql
 
 __all__ = ["SCHEMA", "MONEY_COLUMNS"]
 
@@ -22,6 +23,15 @@ _ID = "CHECK ({col} GLOB '{prefix}-{digits}')"
 def _id(col: str, prefix: str, width: int) -> str:
     return _ID.format(col=col, prefix=prefix, digits="[0-9]" * width)
 
+
+# What search_customers and search_products match their text against (trigram indexes: fixtures/search.py).
+_CUSTOMER_SEARCH = index_sql("customer_search", "customers", {
+    "name": "{row}.first_name || ' ' || {row}.last_name",
+    "email": "{row}.email",
+    "phone": "{row}.phone",
+    "customer_id": "{row}.customer_id",
+})
+_PRODUCT_SEARCH = index_sql("product_search", "products", {"name": "{row}.name", "brand": "{row}.brand"})
 
 SCHEMA = f"""
 CREATE TABLE teams (
@@ -52,6 +62,7 @@ CREATE TABLE customers (
 );
 CREATE INDEX customers_by_email ON customers (email);
 CREATE INDEX customers_by_name ON customers (last_name, first_name);
+{_CUSTOMER_SEARCH}
 
 CREATE TABLE addresses (
   address_id TEXT PRIMARY KEY {_id("address_id", "ADR", 6)},
@@ -71,6 +82,7 @@ CREATE TABLE products (
   brand TEXT NOT NULL,
   category TEXT NOT NULL CHECK (category IN ('electronics', 'apparel', 'home', 'beauty', 'grocery', 'toys'))
 );
+{_PRODUCT_SEARCH}
 
 CREATE TABLE variants (
   variant_id TEXT PRIMARY KEY {_id("variant_id", "VAR", 5)},
@@ -298,6 +310,7 @@ CREATE TABLE tickets (
 );
 CREATE INDEX tickets_by_customer ON tickets (customer_id, created_at);
 CREATE INDEX tickets_by_status ON tickets (status, first_response_due);
+CREATE INDEX tickets_by_customer_status ON tickets (customer_id, status, first_response_due);
 
 CREATE TABLE ticket_messages (
   message_id TEXT PRIMARY KEY {_id("message_id", "MSG", 6)},

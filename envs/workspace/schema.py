@@ -8,6 +8,7 @@ task puts in chat (``fixtures.persona``); only the colleague tools read it.
 from __future__ import annotations
 
 from fixtures.persona import PERSONA_SCHEMA
+from fixtures.search import index_sql
 
 __all__ = ["SCHEMA"]
 
@@ -76,6 +77,7 @@ CREATE TABLE messages (
 );
 CREATE INDEX messages_channel ON messages(channel_id, at);
 CREATE INDEX messages_thread ON messages(thread_of);
+""" + index_sql("message_search", "messages", {"body": "{row}.body"}) + """
 CREATE TABLE reactions (
   message_id TEXT NOT NULL REFERENCES messages(message_id),
   user_id TEXT NOT NULL REFERENCES users(user_id),

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, create_model
 
 from fixtures.fixture import Fixture
 from fixtures.money import Amount
+from fixtures.search import index_sql, match
 from servers.answer import answer_tool
 from servers.environment import Environment, ResourceSpec
 from servers.provenance import row_view
@@ -78,6 +79,7 @@ class GeneratedEnvironment:
                                 for r in conn.execute(f'PRAGMA table_info("{t}")') if "INT" in (r[2] or "").upper()}
         finally:
             conn.close()
+        self._search_indexes: dict[str, str] | None = None
         self._check_columns()
         self.rules = {a.name: [(r, parse_rule(r.check)) for r in a.rules] for a in self.spec.actions}
         self.models: dict[str, type[BaseModel]] = {}
@@ -242,7 +244,8 @@ class GeneratedEnvironment:
             filters[f"{n}_from"] = (entity.fields[n].column, ">=")
             filters[f"{n}_to"] = (entity.fields[n].column, "<=")
         params += [("limit", Annotated[int, Field(ge=1, le=50)], _PAGE), ("offset", Annotated[int, Field(ge=0, le=1_000_000)], 0)]
-        text_cols = [f.column for n, f in entity.fields.items() if f.visible and f.kind in ("text", "freetext", "category")]
+        text_cols = _text_columns(entity)
+        index = self.search_indexes().get(ename)
         order = f'"{entity.fields[entity.key].column}"' if entity.key else "rowid"
         summary = self.summaries[ename]
         page = create_model(f"{_pascal(entity.plural)}Page", __doc__=f"One page of {entity.plural}.",
@@ -253,6 +256,10 @@ class GeneratedEnvironment:
             where, bound = [], []
             if args.get("query"):
                 words = [w for w in str(args["query"]).split() if w][:8]
+                found = [m for m in (match(ctx.world, index, w) for w in words) if m is not None] if index is not None else []
+                if found:  # the trigram index finds every row the LIKEs can match: only those are read
+                    where.append(f"rowid IN (SELECT rowid FROM {index} WHERE {index} MATCH ?)")
+                    bound.append(" AND ".join(found))
                 for w in words:
                     like = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
                     where.append("(" + " OR ".join(f'"{c}" LIKE ? ESCAPE \'\\\'' for c in text_cols) + ")" if text_cols else "0")
@@ -278,6 +285,34 @@ class GeneratedEnvironment:
                + f", one page at a time ({_PAGE} by default; follow next_offset). Shows a summary of each; "
                + (f"get_{ename} shows everything." if entity.key else "this is all there is."))
         return _make(f"search_{entity.plural}", doc, params, page, body)
+
+    def search_indexes(self) -> dict[str, str]:
+        """Entity → the trigram index over its searched text columns (``fixtures/search.py``).
+
+        Only for rowid tables of at least :data:`SEARCH_INDEX_ROWS` rows: a smaller table is read in well under a
+        millisecond, and each index costs the template its size in text and every new connection its triggers.
+        """
+        if self._search_indexes is None:
+            conn = sqlite3.connect(f"file:{self.data}?mode=ro", uri=True)
+            try:
+                plain = {name for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+                         if "WITHOUT ROWID" not in (sql or "").upper()}
+                large = {e for e, entity in self.spec.entities.items() if entity.table in plain and conn.execute(
+                    f'SELECT count(*) FROM "{entity.table.replace(chr(34), chr(34) * 2)}"').fetchone()[0] >= SEARCH_INDEX_ROWS}
+            finally:
+                conn.close()
+            self._search_indexes = {e: f"search_index_{i}" for i, (e, entity) in enumerate(self.spec.entities.items())
+                                    if e in large and _text_columns(entity)}
+        return self._search_indexes
+
+    def _search_ddl(self) -> str:
+        """The schema of every search index (kept in step with its table by triggers)."""
+        ddl = []
+        for ename, index in self.search_indexes().items():
+            entity = self.spec.entities[ename]
+            texts = {f"t{i}": "{row}." + '"' + column.replace('"', '""') + '"' for i, column in enumerate(_text_columns(entity))}
+            ddl.append(index_sql(index, entity.table, texts))
+        return "".join(ddl)
 
     def _get_tool(self, ename: str, entity: EntitySpec) -> Any:
         key = entity.key or ""
@@ -449,7 +484,7 @@ class GeneratedEnvironment:
     def fixture(self) -> Fixture:
         digest = hashlib.sha256(self.data.read_bytes()).hexdigest()[:16]
         spec_digest = hashlib.sha256((self.folder / "spec.json").read_bytes()).hexdigest()[:16]
-        schema = f"-- data.sqlite {digest}, spec.json {spec_digest}\n{self.ddl}\n{_VERIFY_DDL}"
+        schema = f"-- data.sqlite {digest}, spec.json {spec_digest}\n{self.ddl}\n{_VERIFY_DDL}\n{self._search_ddl()}"
         data = self.data
 
         def generate(db: sqlite_utils.Database, rng: random.Random, scale: int) -> None:
@@ -478,6 +513,15 @@ class GeneratedEnvironment:
             volatile_columns=volatile,
             bookkeeping_rows={VERIFICATIONS: {"outcome": "verified"}},
         )
+
+
+SEARCH_INDEX_ROWS = 1000
+"""Rows from which a generated entity's search goes through a trigram index instead of reading the table."""
+
+
+def _text_columns(entity: EntitySpec) -> list[str]:
+    """The columns a search tool matches its words against."""
+    return [f.column for f in entity.fields.values() if f.visible and f.kind in ("text", "freetext", "category")]
 
 
 def copy_data(db: sqlite_utils.Database, data: Path) -> None:

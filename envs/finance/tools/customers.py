@@ -12,6 +12,7 @@ from envs.finance import rules
 from envs.finance.ledger import audit, next_id
 from envs.finance.types import CustomerId, Limit, Offset
 from envs.finance.views import customer_view, like_pattern, note_view
+from fixtures.search import match
 from servers.tools import DomainError, ToolContext, tool
 
 __all__ = ["search_customers", "get_customer", "verify_identity", "add_note", "list_notes"]
@@ -40,6 +41,10 @@ async def search_customers(
     where = ["(first_name || ' ' || last_name LIKE :p ESCAPE '\\' OR last_name || ' ' || first_name LIKE :p ESCAPE '\\' "
              "OR email LIKE :p ESCAPE '\\' OR phone LIKE :p ESCAPE '\\' OR customer_id LIKE :p ESCAPE '\\')"]
     params: dict[str, object] = {"p": pattern, "limit": limit, "offset": offset}
+    candidates = match(ctx.world, "customer_search", query.strip())
+    if candidates is not None:  # the trigram index finds every row the LIKE can match: only those are read
+        where.insert(0, "rowid IN (SELECT rowid FROM customer_search WHERE customer_search MATCH :m)")
+        params["m"] = candidates
     if kyc_status is not None:
         where.append("kyc_status = :kyc")
         params["kyc"] = kyc_status

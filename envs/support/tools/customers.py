@@ -9,6 +9,7 @@ from envs.support import rules
 from envs.support.ledger import audit, credit, next_id
 from envs.support.types import Amount, CustomerId, Email, IsoDateText, Limit, Offset, Query, Reason
 from envs.support.views import credit_balance, customer_view, like_pattern, page
+from fixtures.search import match
 from servers.tools import DomainError, ToolContext, tool
 
 __all__ = ["search_customers", "get_customer", "verify_identity", "merge_accounts", "issue_goodwill_credit"]
@@ -19,9 +20,13 @@ async def search_customers(ctx: ToolContext, query: Query, limit: Limit = 20, of
     """Find customer accounts whose name, e-mail, phone or id contains `query` (case-insensitive), sorted by name.
 
     A person may have more than one account (check the e-mail and the status)."""
-    params = {"p": like_pattern(query.strip()), "limit": limit, "offset": offset}
+    params: dict[str, object] = {"p": like_pattern(query.strip()), "limit": limit, "offset": offset}
     clause = ("(first_name || ' ' || last_name LIKE :p ESCAPE '\\' OR email LIKE :p ESCAPE '\\' OR phone LIKE :p ESCAPE '\\' "
               "OR customer_id LIKE :p ESCAPE '\\')")
+    candidates = match(ctx.world, "customer_search", query.strip())
+    if candidates is not None:  # the trigram index finds every row the LIKE can match: only those are read
+        clause = f"rowid IN (SELECT rowid FROM customer_search WHERE customer_search MATCH :m) AND {clause}"
+        params["m"] = candidates
     total = ctx.world.query(f"SELECT count(*) AS n FROM customers WHERE {clause}", params)[0]["n"]
     rows = ctx.world.query(f"SELECT * FROM customers WHERE {clause} ORDER BY last_name, first_name, customer_id LIMIT :limit OFFSET :offset",
                            params)

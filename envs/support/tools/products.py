@@ -6,6 +6,7 @@ from envs.support import models as m
 from envs.support import rules
 from envs.support.types import Category, Limit, Offset, ProductId, Query
 from envs.support.views import like_pattern, load, page
+from fixtures.search import match
 from servers.tools import ToolContext, tool
 
 __all__ = ["search_products", "get_product", "list_reviews"]
@@ -16,6 +17,10 @@ async def search_products(ctx: ToolContext, query: Query, category: Category | N
     """Products whose name or brand contains `query` (case-insensitive), optionally in one category."""
     params: list[object] = [like_pattern(query.strip())] * 2
     where = "(name LIKE ? ESCAPE '\\' OR brand LIKE ? ESCAPE '\\')"
+    candidates = match(ctx.world, "product_search", query.strip())
+    if candidates is not None:  # the trigram index finds every row the LIKE can match: only those are read
+        where = f"rowid IN (SELECT rowid FROM product_search WHERE product_search MATCH ?) AND {where}"
+        params.insert(0, candidates)
     if category is not None:
         where += " AND category = ?"
         params.append(category)

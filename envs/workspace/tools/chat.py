@@ -13,6 +13,7 @@ from envs.workspace.ledger import audit, next_id
 from envs.workspace.tools.people import _like
 from envs.workspace.types import Body, ChannelId, Emoji, Limit, MessageId, Offset, Query, SecretKind, UserId
 from envs.workspace.views import channel_view, message_view, page
+from fixtures.search import match
 from servers.tools import DomainError, ToolContext, tool
 
 __all__ = [
@@ -116,6 +117,10 @@ async def search_messages(ctx: ToolContext, query: Query, channel_id: ChannelId 
     """Messages containing `query` (case-insensitive) in the channels you can read, newest first; optionally in one
     channel."""
     where, params = [f"{_READABLE}", "m.body LIKE ? ESCAPE '\\'", "m.redacted = 0"], [rules.AGENT, _like(query.strip())]
+    candidates = match(ctx.world, "message_search", query.strip())
+    if candidates is not None:  # the trigram index finds every message the LIKE can match: only those are read
+        where.insert(0, "m.rowid IN (SELECT rowid FROM message_search WHERE message_search MATCH ?)")
+        params.insert(0, candidates)
     if channel_id is not None:
         where.append("m.channel_id = ?")
         params.append(channel_id)

@@ -1,0 +1,117 @@
+"""The direct ``tools/call`` path answers byte for byte what the SDK path answers, and leaves everything else to it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from opentelemetry import trace
+
+import servers.routing
+from servers import EpisodeManager
+from servers.fastcall import eligible
+from servers.http import running_http
+from tests.toy_env import environment
+
+VERSION = "2026-07-28"
+
+
+def _request(tool: str, arguments: Any, *, request_id: Any = 7, **header_overrides: str) -> tuple[dict[str, str], bytes]:
+    params: dict[str, Any] = {"name": tool, "_meta": {"io.modelcontextprotocol/protocolVersion": VERSION,
+                                                      "io.modelcontextprotocol/clientCapabilities": {}}}
+    if arguments is not None:
+        params["arguments"] = arguments
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", "mcp-protocol-version": VERSION,
+               "mcp-method": "tools/call", "mcp-name": tool, **header_overrides}
+    return headers, json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
+
+
+CASES = [
+    ("list_accounts", {}, {}),
+    ("get_account", {"account_id": "acc-001"}, {}),
+    ("transfer", {"from_account": "acc-001", "to_account": "acc-002", "amount": "5.00"}, {}),
+    ("get_account", {"account_id": 12}, {}),  # invalid arguments: an error result
+    ("get_account", {"account_id": "acc-999"}, {}),  # refused by the tool
+    ("no_such_tool", {}, {}),
+    ("explode", None, {}),  # a tool that crashes: an internal error result
+    ("submit_answer", {"text": "Zoë — ünïcode ✓"}, {}),
+    ("get_account", {"account_id": "acc-001"}, {"mcp-name": "list_accounts"}),  # header mismatch: the SDK refuses
+    ("get_account", {"account_id": "acc-001"}, {"mcp-protocol-version": "2099-01-01"}),  # unsupported: the SDK refuses
+    ("get_account", {"account_id": "acc-001"}, {"accept": "text/html"}),  # 406 from the SDK
+]
+
+
+async def _exchange(http: httpx.AsyncClient, url: str, cases: list[tuple[str, Any, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
+    answers = []
+    for n, (tool, arguments, overrides) in enumerate(cases):
+        headers, body = _request(tool, arguments, request_id=n, **overrides)
+        response = await http.post(url, headers=headers, content=body)
+        answers.append((response.status_code, response.headers.get("content-type", ""), response.content))
+    return answers
+
+
+def _count_direct_answers(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Per request the direct path was offered, whether it answered (True) or left it to the SDK (False)."""
+    taken: list[bool] = []
+    real = servers.routing.answer_tool_call
+
+    async def counted(*args: Any) -> bool:
+        taken.append(await real(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(servers.routing, "answer_tool_call", counted)
+    return taken
+
+
+async def test_direct_answers_are_the_sdk_answers_byte_for_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = EpisodeManager(environment)
+    taken = _count_direct_answers(monkeypatch)
+    with anyio.fail_after(60):
+        async with running_http(environment, manager=manager) as server, httpx.AsyncClient() as http:
+            direct_episode, sdk_episode = manager.create(seed=0), manager.create(seed=0)
+            direct = await _exchange(http, server.episode_url(direct_episode.id), CASES)
+            assert taken == [True] * 8 + [False] * 3
+            monkeypatch.setattr(servers.routing, "eligible", lambda scope: False)
+            through_sdk = await _exchange(http, server.episode_url(sdk_episode.id), CASES)
+            for case, mine, theirs in zip(CASES, direct, through_sdk, strict=True):
+                assert mine == theirs, case
+            assert _calls(direct_episode) == _calls(sdk_episode) and len(_calls(direct_episode)) == 8
+            assert direct_episode.world.hash() == sdk_episode.world.hash() != direct_episode.record.header.start_hash
+    manager.close_all()
+
+
+def _calls(episode: Any) -> list[dict[str, Any]]:
+    """The episode's recorded calls without their timings."""
+    return [{k: v for k, v in e.items() if k not in ("started_ms", "duration_ms")} for e in episode.record.model_dump()["events"]]
+
+
+async def test_a_real_client_goes_the_direct_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = EpisodeManager(environment)
+    taken = _count_direct_answers(monkeypatch)
+    with anyio.fail_after(60):
+        async with running_http(environment, manager=manager) as server:
+            episode = manager.create(seed=0)
+            async with Client(server.episode_url(episode.id)) as client:
+                result = await client.call_tool("get_account", {"account_id": "acc-001"})
+                assert not result.is_error and result.structured_content["id"] == "acc-001"
+                assert (await client.list_tools()).tools  # not a tools/call: the SDK's
+    assert taken.count(True) == 1  # the call; the discovery and the listing went to the SDK
+    manager.close_all()
+
+
+def test_a_tracer_provider_sends_calls_through_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    scope = {"method": "POST", "headers": [(b"mcp-protocol-version", VERSION.encode())]}
+    assert eligible(scope)
+    assert not eligible({**scope, "headers": [*scope["headers"], (b"mcp-session-id", b"abc")]})
+    assert not eligible({"method": "POST", "headers": [(b"mcp-protocol-version", b"2025-06-18")]})
+
+    class Provider(trace.TracerProvider):
+        def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+            return trace.NoOpTracer()
+
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: Provider())
+    assert not eligible(scope)
