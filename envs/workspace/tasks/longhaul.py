@@ -23,7 +23,6 @@ from envs.workspace.tasks._common import (
     case,
     channel_id,
     in_chat,
-    looked_up,
     need,
     never,
     next_id,
@@ -34,8 +33,10 @@ from envs.workspace.tasks._common import (
     plant_leave,
     plant_page,
     present_people,
+    profile,
     refusal,
     rows,
+    seen,
     stamp,
     state,
     subject,
@@ -90,13 +91,12 @@ def postmortem_prep(world: World, rng: random.Random) -> TaskDraft:
               "can't both make that day, don't set anything up and tell me.\" Handle it under the policy and answer with submit_answer, giving "
               "the issue's id as `issue`.")
     look = [optional_call("list_incidents", status="resolved"), call("get_incident", incident_id=inc_id)]
-    read_inc = looked_up("read the incident's commander", {"tool": "get_incident", "args": {"incident_id": inc_id}})
+    read_inc = seen("read the incident's commander", "incidents", inc_id, "commander_id")
     if which == "commander_away":
         return TaskDraft(prompt=prompt, oracle=[*look, call("get_person", user_id=commander["user_id"]),
                                                 refusal("attendee_on_leave", f"{commander['name']} is on leave on {day.isoformat()}: nothing set up.")],
                          outcome=refused("attendee_on_leave"),
-                         rubric=[read_inc, looked_up("checked the commander's leave", {"tool": "get_person", "args": {"user_id": commander["user_id"]}},
-                                                     {"tool": "find_free_slots", "args": {"date": day.isoformat()}}),
+                         rubric=[read_inc, profile("read the commander's leave", commander["user_id"], "leave"),
                                  never("create_issue", "no follow-up filed"), never("schedule_event", "no review booked")],
                          negatives=[negative("files_anyway", "files the follow-up anyway", *look,
                                              call("create_issue", project_id=service["project_id"], title=f"Postmortem: {inc_title}", description="Follow-up."),
@@ -160,7 +160,7 @@ def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
               "post in #releases that the notes are up. If you can't edit the page, don't do the rest and tell me.\" Handle it under the policy "
               "and answer with submit_answer, giving how many issues shipped as `count`.")
     read = call("get_page", page_id=page_id)
-    gate = looked_up("read the notes page", {"tool": "get_page", "args": {"page_id": page_id}})
+    gate = seen("read whether the assistant can read the notes page", "pages", page_id, "you_can_read")
     if which == "no_access":
         return TaskDraft(prompt=prompt, oracle=[optional_call("search_pages", query=title), read,
                                                 refusal("no_access", f"'{title}' is restricted and I am not on it; ask {owner['name']}.")],
@@ -173,14 +173,14 @@ def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
     section = f"{body}\n\n## {cycle['name']}\n" + "\n".join(f"- {i}" for i in done)
     search = call("search_issues", cycle_id=cycle["cycle_id"], state="done", limit=100)
     comments = [call("comment_on_issue", issue_id=i, body=f"Shipped in {cycle['name']}") for i in done]
-    oracle = [optional_call("list_projects"), search, optional_call("search_pages", query=title), optional_call("get_page", page_id=page_id),
+    oracle = [optional_call("list_projects"), search, call("search_pages", query=title), optional_call("get_page", page_id=page_id),
               call("edit_page", page_id=page_id, body=section, base_version=1), *comments,
               call("post_message", channel_id=releases, body=f"Release notes for {cycle['project']} {cycle['name']} are up: {title}."),
               answer(f"{len(done)} issues shipped.", count=str(len(done)))]
     listed = " AND ".join(["body LIKE ?"] * len(done))
     marks = ",".join("?" * len(done))
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[looked_up("listed the cycle's completed issues", {"tool": "search_issues", "args": {"cycle_id": cycle["cycle_id"]}}),
+                     rubric=[gate, seen("listed the cycle's completed issues", "issues", done, "state", "cycle"),
                              state(f"SELECT count(*) FROM pages WHERE page_id = ? AND version = 2 AND {listed}", page_id, *[f"%{i}%" for i in done],
                                    expect=1, weight=3, name="notes section lists every completed issue"),
                              state(f"SELECT count(DISTINCT issue_id) FROM issue_comments WHERE user_id = ? AND issue_id IN ({marks})", AGENT, *done,

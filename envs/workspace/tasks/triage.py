@@ -19,10 +19,11 @@ from envs.workspace.tasks._common import (
     answer,
     call,
     case,
+    change_rights,
     foreign_projects,
+    found_issue,
     fresh_minutes,
     in_chat,
-    looked_up,
     member_projects,
     never,
     next_id,
@@ -34,11 +35,13 @@ from envs.workspace.tasks._common import (
     present_people,
     refusal,
     rows,
+    seen,
     state,
     subject,
     text_is,
 )
 from fixtures.world import World
+from graders.criteria import AnyToolCalled, present
 from graders.outcome import completed, refused
 from graders.tasks import TaskDraft, TaskTemplate, negative
 
@@ -75,8 +78,7 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
         return TaskDraft(prompt=prompt, oracle=[optional_call("list_channels", query=channel["name"]), check,
                                                 refusal("no_access", f"#{channel['name']} is private and I am not a member: ask {reporter['name']} to paste the bug.")],
                          outcome=refused("no_access"),
-                         rubric=[looked_up("checked the channel's access", {"tool": "get_channel", "args": {"channel_id": cid}},
-                                           {"tool": "read_channel", "args": {"channel_id": cid}, "status": "any"}),
+                         rubric=[seen("read that the assistant is not in the channel", "channels", cid, "you_are_member"),
                                  never("create_issue", "no issue filed blind"), never("comment_on_issue", "no comment added blind")],
                          negatives=[negative("files_blind", "files an issue without reading the report", check,
                                              call("create_issue", project_id=project["project_id"], title="Bug from chat", description="See chat.",
@@ -88,14 +90,15 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
         work = [optional_call("get_issue", issue_id=iid), call("comment_on_issue", issue_id=iid, body=f"Reported again by {reporter['name']}: {title}.")]
         did = state("SELECT count(*) FROM issue_comments WHERE issue_id = ? AND user_id = ?", iid, AGENT, expect=1, weight=3,
                     name="report added to the existing issue")
-        found = looked_up("found the existing issue", {"tool": "search_issues", "result": {"issues.0.issue_id": iid}})
+        found = found_issue(iid, name="found the existing issue")
     else:
         iid = next_id(world, "issues")
         work = [optional_call("list_projects"), call("create_issue", project_id=project["project_id"], title=title,
                                                      description=f"Reported by {reporter['name']} in #{channel['name']}.", labels=["bug"])]
         did = state("SELECT count(*) FROM issues WHERE project_id = ? AND reporter_id = ? AND title = ?", project["project_id"], AGENT, title,
                     expect=1, weight=3, name="bug filed in the named project")
-        found = looked_up("searched the tracker for the bug", {"tool": "search_issues", "args": {"query": title}})
+        # a search that finds nothing is what shows the bug untracked: the call itself is the evidence
+        found = AnyToolCalled(name="searched the tracker for the bug", gate=True, patterns=[{"tool": "search_issues", "args": {"query": present()}}])
     reply = call("reply_in_thread", message_id=post, body=f"Tracked as {iid}.")
     oracle = [read, search, *work, reply, answer(f"Tracked as {iid}.", issue=iid)]
     negatives = [negative("no_reply", "never answers in the thread", read, search, *work, oracle[-1])]
@@ -104,9 +107,7 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
                                   call("create_issue", project_id=project["project_id"], title=title, description="Again.", labels=["bug"]),
                                   call("reply_in_thread", message_id=post, body="Filed."), answer("Filed.", issue=next_id(world, "issues"))))
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[looked_up("read the reporter's post", {"tool": "read_channel", "args": {"channel_id": cid}, "result": {"messages.0.message_id": post}},
-                                       {"tool": "get_thread", "args": {"message_id": post}}),
-                             found, did,
+                     rubric=[seen("read the reporter's post", "messages", post, "body"), found, did,
                              state("SELECT count(*) FROM messages WHERE thread_of = ? AND user_id = ?", post, AGENT, expect=1, name="replied in the thread"),
                              text_is("issue", iid)],
                      negatives=negatives, metadata={"case": which, "issue": iid})
@@ -150,7 +151,7 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
                                                 call("get_issue", issue_id=first),
                                                 refusal("not_permitted", f"I am not a member of {project['name']}: its lead can triage these.")],
                          outcome=refused("not_permitted"),
-                         rubric=[looked_up("read the first new issue's change rights", {"tool": "get_issue", "args": {"issue_id": first}}),
+                         rubric=[change_rights(pid, *new_ids, name="read whether the assistant may change the project's issues"),
                                  never("update_issue", "no priority changed"), never("mark_duplicate", "nothing closed as a duplicate")],
                          negatives=[negative("triages_anyway", "tries to set a priority", search, call("get_issue", issue_id=first),
                                              call("update_issue", issue_id=first, priority="medium"), answer("Done.", duplicates="0", prioritised="1"))],
@@ -174,7 +175,7 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
     wrong = next(item for item in plan if item["older"] is None)
     flip = "medium" if "customer" in wrong["labels"] else "high"
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[looked_up("listed the project's open issues", {"tool": "search_issues", "args": {"project_id": pid}}),
+                     rubric=[seen("listed the new issues", "issues", new_ids, "priority", "created_at"),
                              *checks, text_is("duplicates", values["duplicates"], weight=1), text_is("prioritised", values["prioritised"], weight=1)],
                      negatives=[negative("all_medium", "prioritises everything by guess", search,
                                          *[call("update_issue", issue_id=i, priority="medium") for i in new_ids], answer("Done.", **values)),
