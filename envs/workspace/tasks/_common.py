@@ -117,10 +117,6 @@ def decline(reply: str = "No, leave it as it is.") -> Terms:
     return Terms(agrees=False, reply=reply)
 
 
-COLLEAGUE_TOPICS = ("what_happened", "reason", "deadline")
-"""What any colleague who brought a request can speak to, whatever the task (``Environment.persona_topics``)."""
-
-
 def in_chat(world: World, person: dict[str, Any], wants: str, *, terms: dict[str, Terms] | None = None, **facts: str) -> Persona:
     """Plant the colleague who brought the request: what they know (topic → value) and what they confirm.
 

@@ -88,7 +88,7 @@ def bug_triage(world: World, rng: random.Random) -> TaskDraft:
     people = sorted([lead, engineer["user_id"]])
     found = [call("read_channel", channel_id=escalations), call("search_issues", query=title)]
     if which == "existing":
-        work = [optional_call("get_issue", issue_id=iid)]
+        work = []
     else:
         iid = next_id(world, "issues")
         work = [call("create_issue", project_id=project["project_id"], title=title, description=f"Reported by customers on {service['name']}.",

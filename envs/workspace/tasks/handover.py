@@ -93,7 +93,7 @@ def leave_coverage(world: World, rng: random.Random) -> TaskDraft:
     work = [find_person(leaver, optional=True), find_person(cover), call("get_oncall", rotation=rotation),
             call("search_issues", assignee_id=leaver["user_id"], limit=100)]
     for iid in issues:
-        work += [optional_call("get_issue", issue_id=iid), call("assign_issue", issue_id=iid, user_id=uid)]
+        work.append(call("assign_issue", issue_id=iid, user_id=uid))
     note = call("post_message", channel_id=oncall, body=f"{leaver['name']} is away next week: {cover['name']} covers the {rotation} shift and their "
                                                        f"open {project['name']} issues.")
     oracle = [*work, call("hand_over_shift", shift_id=sid, to_user_id=uid), note, answer(f"Covered: {len(issues)} issues and shift {sid}.",

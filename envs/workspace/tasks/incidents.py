@@ -56,7 +56,7 @@ def incident_status_post(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, asker, "an incident status posted")
     prompt = (f"{asker['name']} writes in chat: \"Please post a status update for the open incident on {service['name']} in #incidents: its "
               "severity and who is commanding it.\" Handle it under the policy and answer with submit_answer, giving the severity as `severity`.")
-    look = call("get_incident", incident_id=inc)
+    look = optional_call("get_incident", incident_id=inc)  # the service's incident list shows the same
     gate = (seen("read the incident's status, severity and commander", "incidents", inc, "status", "severity", "commander_id") if which == "open" else
             seen("read that the incident is no longer open", "incidents", inc, "status"))
     if which == "none_open":

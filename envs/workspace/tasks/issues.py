@@ -127,7 +127,7 @@ def reprioritise_issue(world: World, rng: random.Random) -> TaskDraft:
 
 def reassign_issue(world: World, rng: random.Random) -> TaskDraft:
     """A colleague asks to hand their issue to someone named; that person's leave and projects decide."""
-    which = case(rng, {"ok": 5, "on_leave": 3, "not_in_project": 2})
+    which = case(rng, {"ok": 5, "on_leave": 2, "not_in_project": 3})
     project, person, title, iid = _colleague_issue(world, rng, True, rng.choice(("todo", "in_progress")))
     if which == "not_in_project":
         others = present_people(world, "AND NOT EXISTS (SELECT 1 FROM project_members m WHERE m.user_id = u.user_id AND m.project_id = ?)",
@@ -170,7 +170,8 @@ def dedupe_issues(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, person, "duplicates tidied up")
     prompt = (f"{person['name']} writes in chat: \"'{title}' and '{newer_title}' are the same bug. Can you tidy that up?\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [call("search_issues", query=title), optional_call("get_issue", issue_id=older), call("get_issue", issue_id=newer)]
+    # the search shows both issues (and which is older); one issue's page shows the change rights of their project
+    steps = [(call if which == "ok" else optional_call)("search_issues", query=title), call("get_issue", issue_id=newer)]
     rights = change_rights(project["project_id"], newer, older, name="read whether the assistant may change the issues")
     mark = call("mark_duplicate", issue_id=newer, of_issue_id=older)
     if which == "ok":

@@ -90,7 +90,7 @@ def postmortem_prep(world: World, rng: random.Random) -> TaskDraft:
               f"project's lead at the earliest time on {_when(day)} that suits both, and post the issue and the time in #incidents. If they "
               "can't both make that day, don't set anything up and tell me.\" Handle it under the policy and answer with submit_answer, giving "
               "the issue's id as `issue`.")
-    look = [optional_call("list_incidents", status="resolved"), call("get_incident", incident_id=inc_id)]
+    look = [optional_call("list_incidents", status="resolved"), optional_call("get_incident", incident_id=inc_id)]
     read_inc = seen("read the incident's commander", "incidents", inc_id, "commander_id")
     if which == "commander_away":
         return TaskDraft(prompt=prompt, oracle=[*look, call("get_person", user_id=commander["user_id"]),
@@ -137,7 +137,7 @@ def postmortem_prep(world: World, rng: random.Random) -> TaskDraft:
 
 def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
     """Release notes for a past cycle: a section on the notes page, a comment on every shipped issue, a note in #releases."""
-    which = case(rng, {"ok": 7, "no_access": 3})
+    which = case(rng, {"ok": 6, "no_access": 4})
     cycles = rows(world, "SELECT c.*, p.name AS project, p.team_id FROM cycles c JOIN projects p USING (project_id) WHERE c.ends_on < ? AND "
                          "(SELECT count(*) FROM issues i WHERE i.cycle_id = c.cycle_id AND i.state = 'done') <= 5 ORDER BY c.cycle_id", TODAY.isoformat())
     cycle = pick(rng, cycles, "cycle")
@@ -159,7 +159,7 @@ def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
               f"issue completed in that cycle (by id) to the '{title}' page, comment 'Shipped in {cycle['name']}' on each of those issues, and "
               "post in #releases that the notes are up. If you can't edit the page, don't do the rest and tell me.\" Handle it under the policy "
               "and answer with submit_answer, giving how many issues shipped as `count`.")
-    read = call("get_page", page_id=page_id)
+    read = optional_call("get_page", page_id=page_id)
     gate = seen("read whether the assistant can read the notes page", "pages", page_id, "you_can_read")
     if which == "no_access":
         return TaskDraft(prompt=prompt, oracle=[optional_call("search_pages", query=title), read,
@@ -173,7 +173,7 @@ def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
     section = f"{body}\n\n## {cycle['name']}\n" + "\n".join(f"- {i}" for i in done)
     search = call("search_issues", cycle_id=cycle["cycle_id"], state="done", limit=100)
     comments = [call("comment_on_issue", issue_id=i, body=f"Shipped in {cycle['name']}") for i in done]
-    oracle = [optional_call("list_projects"), search, call("search_pages", query=title), optional_call("get_page", page_id=page_id),
+    oracle = [optional_call("list_projects"), search, optional_call("search_pages", query=title), optional_call("get_page", page_id=page_id),
               call("edit_page", page_id=page_id, body=section, base_version=1), *comments,
               call("post_message", channel_id=releases, body=f"Release notes for {cycle['project']} {cycle['name']} are up: {title}."),
               answer(f"{len(done)} issues shipped.", count=str(len(done)))]

@@ -128,7 +128,8 @@ def move_meeting(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, host, "a meeting moved")
     prompt = (f"{host['name']} writes in chat: \"Can you push our '{title}' on {_when(day)} back by {shift} minutes?\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), call("get_event", event_id=eid)]
+    # a person's calendar shows each meeting's organizer and attendees as the meeting's own page does
+    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), optional_call("get_event", event_id=eid)]
     new = start + timedelta(minutes=shift)
     move = call("move_event", event_id=eid, starts_at=stamp(new))
     read = seen("read who organizes the meeting", "events", eid, "organizer_id")
@@ -158,7 +159,7 @@ def move_for_leave(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, host, "a meeting moved off a leave day")
     prompt = (f"{host['name']} writes in chat: \"Someone in our '{title}' is off on {_when(day)}. Please move it to the earliest time on "
               f"{_when(next_day)} that works for all of us.\" Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), call("get_event", event_id=eid),
+    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), optional_call("get_event", event_id=eid),
              *[optional_call("get_person", user_id=uid) for uid in ids if uid != away["user_id"]], call("get_person", user_id=away["user_id"]),
              optional_call("find_free_slots", user_ids=sorted(ids), date=next_day.isoformat(), minutes=minutes)]
     read = profile("read the absent person's leave", away["user_id"], "leave")
@@ -188,7 +189,7 @@ def cancel_meeting(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, host, "a meeting cancelled")
     prompt = (f"{host['name']} writes in chat: \"We don't need the '{title}' on {_when(day)} any more, please cancel it.\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), call("get_event", event_id=eid)]
+    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), optional_call("get_event", event_id=eid)]
     read = seen("read who organizes the meeting", "events", eid, "organizer_id")
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, call("cancel_event", event_id=eid), answer(f"Cancelled '{title}'.")], outcome=completed(),

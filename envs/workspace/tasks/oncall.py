@@ -111,7 +111,7 @@ def outage_report(world: World, rng: random.Random) -> TaskDraft:
     replied = state("SELECT count(*) FROM messages WHERE thread_of = ? AND user_id = ?", post, AGENT, expect=1, weight=1, name="replied in the asker's thread")
     thread = optional_call("read_channel", channel_id=escalations)
     read = seen("read the service's tier", "services", sid, "tier")
-    steps = [optional_call("list_services"), call("get_service", service_id=sid)]
+    steps = [optional_call("list_services"), optional_call("get_service", service_id=sid)]  # the list shows each tier too
     if tier == 3:
         project = one(world, "SELECT project_id FROM projects WHERE team_id = ?", service["team_id"])["project_id"]
         file = call("create_issue", project_id=project, title=f"{service['name']} outage reported by customers", description=f"Customers report {service['name']} {symptom}.",
@@ -159,7 +159,7 @@ def page_open_incident(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, asker, "on-call paged")
     prompt = (f"{asker['name']} writes in chat: \"There's an open incident on {service['name']}. Please page whoever is on call.\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_incidents", status="open"), call("get_incident", incident_id=iid)]
+    steps = [optional_call("list_incidents", status="open"), optional_call("get_incident", incident_id=iid)]  # either shows the severity
     read = seen("read the incident's severity", "incidents", iid, "severity")
     page = call("page_oncall", incident_id=iid)
     if which in ("sev1", "sev2"):

@@ -49,7 +49,7 @@ _SYMPTOMS = ("is down", "is not responding", "keeps failing", "returns errors fo
 
 def customer_outage_full(world: World, rng: random.Random) -> TaskDraft:
     """A customer-reported outage: the tier and the open incidents decide between paging and a tracked, assigned bug."""
-    which = case(rng, {"major": 4, "already_open": 3, "minor": 4})
+    which = case(rng, {"major": 3, "already_open": 3, "minor": 4})
     if which == "minor":
         services = rows(world, "SELECT s.* FROM services s WHERE s.tier = 3 AND s.runbook_page_id IS NOT NULL AND EXISTS (SELECT 1 FROM project_members m "
                                "JOIN projects p USING (project_id) WHERE p.team_id = s.team_id AND m.user_id = ?) ORDER BY s.service_id", AGENT)
@@ -81,7 +81,7 @@ def customer_outage_full(world: World, rng: random.Random) -> TaskDraft:
               "project's lead by DM, and reply in my thread with what you did.\" Answer with submit_answer.")
     lead = project["lead_id"]
     incidents = channel_id(world, "incidents")
-    look = [optional_call("read_channel", channel_id=escalations), optional_call("list_services"), call("get_service", service_id=sid)]
+    look = [optional_call("read_channel", channel_id=escalations), optional_call("list_services"), optional_call("get_service", service_id=sid)]
     # a service with no open incident shows open_incident_id null, which is no fact: the tier decides, and the open incident
     # (when there is one) must have been seen too
     read = seen("read the service's tier and open incident", "services", sid, "tier", *(("open_incident_id",) if which == "already_open" else ()))

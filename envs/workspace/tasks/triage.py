@@ -53,7 +53,7 @@ _CHATTER = ("Standup moved to 10:30.", "Anyone seen the new dashboard?", "Remind
 
 def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
     """A bug a colleague posted in a channel: added to its issue when the tracker has it, else filed; only if the channel is readable."""
-    which = case(rng, {"existing": 5, "new": 4, "no_access": 3})
+    which = case(rng, {"existing": 3, "new": 3, "no_access": 4})
     project = pick(rng, rows(world, "SELECT * FROM projects ORDER BY project_id"), "project")
     reporter = pick(rng, present_people(world, "AND u.team_id = ?", project["team_id"]), "reporter")
     crowd = [p["user_id"] for p in rng.sample(present_people(world), rng.randint(3, 8)) if p["user_id"] != reporter["user_id"]]
@@ -75,7 +75,7 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
               "and answer with submit_answer, giving the issue's id as `issue`.")
     if which == "no_access":
         check = call("get_channel", channel_id=cid)
-        return TaskDraft(prompt=prompt, oracle=[optional_call("list_channels", query=channel["name"]), check,
+        return TaskDraft(prompt=prompt, oracle=[optional_call("list_channels", query=channel["name"]), optional_call("get_channel", channel_id=cid),
                                                 refusal("no_access", f"#{channel['name']} is private and I am not a member: ask {reporter['name']} to paste the bug.")],
                          outcome=refused("no_access"),
                          rubric=[seen("read that the assistant is not in the channel", "channels", cid, "you_are_member"),
@@ -87,7 +87,7 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
     read = call("read_channel", channel_id=cid)
     search = call("search_issues", query=title)
     if which == "existing":
-        work = [optional_call("get_issue", issue_id=iid), call("comment_on_issue", issue_id=iid, body=f"Reported again by {reporter['name']}: {title}.")]
+        work = [call("comment_on_issue", issue_id=iid, body=f"Reported again by {reporter['name']}: {title}.")]
         did = state("SELECT count(*) FROM issue_comments WHERE issue_id = ? AND user_id = ?", iid, AGENT, expect=1, weight=3,
                     name="report added to the existing issue")
         found = found_issue(iid, name="found the existing issue")
@@ -115,7 +115,7 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
 
 def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
     """A project's new unprioritised issues: duplicates closed onto the older issue, the rest prioritised by label."""
-    which = case(rng, {"ok": 7, "not_permitted": 3})
+    which = case(rng, {"ok": 6, "not_permitted": 4})
     project = pick(rng, member_projects(world) if which == "ok" else foreign_projects(world), "project")
     pid = project["project_id"]
     monday = TODAY - timedelta(days=TODAY.weekday())
@@ -148,7 +148,7 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
     if which == "not_permitted":
         first = new_ids[0]  # the oldest new issue: the first the project's list shows
         return TaskDraft(prompt=prompt, oracle=[optional_call("list_projects"), optional_call("search_issues", project_id=pid, state="todo", limit=100),
-                                                call("get_issue", issue_id=first),
+                                                optional_call("get_issue", issue_id=first),
                                                 refusal("not_permitted", f"I am not a member of {project['name']}: its lead can triage these.")],
                          outcome=refused("not_permitted"),
                          rubric=[change_rights(pid, *new_ids, name="read whether the assistant may change the project's issues"),
@@ -166,16 +166,19 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
                                 name=f"repeated issue {k} of the list closed onto the older one"))
         else:
             priority = "high" if "customer" in item["labels"] else "medium"
-            work += [optional_call("get_issue", issue_id=iid), call("update_issue", issue_id=iid, priority=priority)]
+            work += [call("get_issue", issue_id=iid), call("update_issue", issue_id=iid, priority=priority)]
             checks.append(state("SELECT priority || '/' || state FROM issues WHERE issue_id = ?", iid, expect=f"{priority}/todo", weight=2,
                                 name=f"new issue {k} of the list prioritised by its label"))
     n_dup = sum(1 for item in plan if item["older"] is not None)
     values = {"duplicates": str(n_dup), "prioritised": str(n - n_dup)}
-    oracle = [optional_call("list_projects"), search, *work, answer(f"Triaged {n} issues.", **values)]
+    # the project's list is how an agent finds the new issues; what decides each one is its own page (labels) or the older
+    # issue with its title, so those are the reads the rubric asks for
+    oracle = [optional_call("list_projects"), search.model_copy(update={"optional": True}), *work, answer(f"Triaged {n} issues.", **values)]
+    labelled = [item["issue_id"] for item in plan if item["older"] is None]
     wrong = next(item for item in plan if item["older"] is None)
     flip = "medium" if "customer" in wrong["labels"] else "high"
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[seen("listed the new issues", "issues", new_ids, "priority", "created_at"),
+                     rubric=[seen("read the labels of every new issue to prioritise", "issues", labelled, "labels"),
                              *checks, text_is("duplicates", values["duplicates"], weight=1), text_is("prioritised", values["prioritised"], weight=1)],
                      negatives=[negative("all_medium", "prioritises everything by guess", search,
                                          *[call("update_issue", issue_id=i, priority="medium") for i in new_ids], answer("Done.", **values)),
