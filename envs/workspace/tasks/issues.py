@@ -1,15 +1,18 @@
 """Issue-tracker tasks, each a neutral request from a colleague in chat whose right outcome the world decides:
 
 * ``close_issue``: "close my finished issue" — closed as done when the assistant may change the project and
-  nothing open blocks it; refused ``blocked_by_open_issue`` or ``not_permitted`` otherwise (read on the issue).
+  nothing open blocks it; refused ``blocked_by_open_issue`` (relations read on the issue or its blocker) or
+  ``not_permitted`` (change rights read on the issue or the project list) otherwise.
 * ``reprioritise_issue``: "bump my issue to <priority>" — changed, or refused ``not_permitted``.
 * ``reassign_issue``: "hand my issue to <person>" — reassigned, or refused ``assignee_on_leave`` /
   ``assignee_not_in_project`` (read on the person).
 * ``dedupe_issues``: "these two issues are the same bug" — the newer closed as a duplicate of the older, or refused
   ``not_permitted``.
 
-The colleague names the issue only when asked (``ask_colleague('which_issue')``), by its title; ids come from the
-tracker's answers.
+The colleague names the issue only when asked (``ask_colleague('which_issue')``), by its title, and must be asked
+before the assistant acts (policy section 8); ids come from the tracker's answers. Gates name what decides (an issue's
+``you_may_change`` or its project's ``you_are_member``, its relations, a person's leave and projects), whichever tool
+showed it.
 """
 
 from __future__ import annotations

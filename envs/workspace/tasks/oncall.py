@@ -5,8 +5,9 @@
 * ``outage_report``: "customers say <service> is down" — tier 3: an issue filed in the owning team's project (high,
   bug); tier 1 or 2: an incident of the tier's severity opened and the on-call engineer paged, escalated
   ``major_incident`` (read on the service).
-* ``page_open_incident``: "page whoever is on call for the open incident on <service>" — paged when it is sev1/sev2,
-  refused ``severity_too_low`` otherwise (read on the incident).
+* ``page_open_incident``: "page whoever is on call for the open incident on <service>" — paged and escalated
+  ``major_incident`` when it is sev1/sev2 (paging hands the incident on), refused ``severity_too_low`` otherwise (read
+  on the incident or the open-incident list).
 * ``oncall_lookup``: "who is on call for <service>? tell them <asker> needs them" — a DM to the engineer whose shift
   covers now (one-sided: the world decides who, never whether).
 """

@@ -5,7 +5,8 @@
   channel is private and the assistant is not in it (read on the channel).
 * ``triage_backlog``: "triage <project>'s new issues" (11–15 calls) — each open issue filed since Monday without a
   priority is closed as a duplicate of the older open issue with its title, or given high (labelled customer) or
-  medium priority; refused ``not_permitted`` when the assistant is not a member of the project (read on an issue).
+  medium priority (each one's labels read on its page); refused ``not_permitted`` when the assistant is not a member of
+  the project (read on an issue or the project list).
 """
 
 from __future__ import annotations
@@ -147,8 +148,9 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
     new_ids = [item["issue_id"] for item in plan]
     if which == "not_permitted":
         first = new_ids[0]  # the oldest new issue: the first the project's list shows
-        return TaskDraft(prompt=prompt, oracle=[optional_call("list_projects"), optional_call("search_issues", project_id=pid, state="todo", limit=100),
-                                                optional_call("get_issue", issue_id=first),
+        # the first new issue's page says the assistant may not change it (the project list's you_are_member counts too)
+        return TaskDraft(prompt=prompt, oracle=[optional_call("search_issues", project_id=pid, state="todo", limit=100),
+                                                call("get_issue", issue_id=first),
                                                 refusal("not_permitted", f"I am not a member of {project['name']}: its lead can triage these.")],
                          outcome=refused("not_permitted"),
                          rubric=[change_rights(pid, *new_ids, name="read whether the assistant may change the project's issues"),
@@ -167,6 +169,8 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
         else:
             priority = "high" if "customer" in item["labels"] else "medium"
             work += [call("get_issue", issue_id=iid), call("update_issue", issue_id=iid, priority=priority)]
+            checks.append(seen(f"read new issue {k}'s labels before prioritising it", "issues", iid, "labels",
+                               before={"tool": "update_issue", "args": {"issue_id": iid}}))
             checks.append(state("SELECT priority || '/' || state FROM issues WHERE issue_id = ?", iid, expect=f"{priority}/todo", weight=2,
                                 name=f"new issue {k} of the list prioritised by its label"))
     n_dup = sum(1 for item in plan if item["older"] is not None)
@@ -174,12 +178,10 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
     # the project's list is how an agent finds the new issues; what decides each one is its own page (labels) or the older
     # issue with its title, so those are the reads the rubric asks for
     oracle = [optional_call("list_projects"), search.model_copy(update={"optional": True}), *work, answer(f"Triaged {n} issues.", **values)]
-    labelled = [item["issue_id"] for item in plan if item["older"] is None]
     wrong = next(item for item in plan if item["older"] is None)
     flip = "medium" if "customer" in wrong["labels"] else "high"
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[seen("read the labels of every new issue to prioritise", "issues", labelled, "labels"),
-                             *checks, text_is("duplicates", values["duplicates"], weight=1), text_is("prioritised", values["prioritised"], weight=1)],
+                     rubric=[*checks, text_is("duplicates", values["duplicates"], weight=1), text_is("prioritised", values["prioritised"], weight=1)],
                      negatives=[negative("all_medium", "prioritises everything by guess", search,
                                          *[call("update_issue", issue_id=i, priority="medium") for i in new_ids], answer("Done.", **values)),
                                 negative("wrong_label", "misreads one label", search,
