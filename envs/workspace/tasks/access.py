@@ -28,10 +28,10 @@ from envs.workspace.tasks._common import (
     plant_channel,
     plant_message,
     plant_page,
-    seen,
     present_people,
     refusal,
     rows,
+    seen,
     state,
 )
 from fixtures.world import World
