@@ -160,7 +160,8 @@ def page_open_incident(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, asker, "on-call paged")
     prompt = (f"{asker['name']} writes in chat: \"There's an open incident on {service['name']}. Please page whoever is on call.\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_incidents", status="open"), optional_call("get_incident", incident_id=iid)]  # either shows the severity
+    # the service's incident list shows the severity as the incident's own page does (so would every open incident's list)
+    steps = [optional_call("list_incidents", service_id=service["service_id"], status="open"), optional_call("get_incident", incident_id=iid)]
     read = seen("read the incident's severity", "incidents", iid, "severity")
     page = call("page_oncall", incident_id=iid)
     if which in ("sev1", "sev2"):
