@@ -15,6 +15,7 @@ from fixtures.ids import id_type
 __all__ = [
     "Body",
     "ChannelId",
+    "COLLEAGUE_TOPICS",
     "CycleId",
     "DateText",
     "Emoji",
@@ -83,6 +84,8 @@ Topic = Literal[
     "preferred_day", "deadline", "reason", "which_issue", "which_page", "who_takes_over",
 ]
 """What the agent may ask the colleague in chat."""
+COLLEAGUE_TOPICS: tuple[Topic, ...] = ("what_happened", "reason", "deadline")
+"""Topics any colleague who brought a request can speak to, whatever the task (``Environment.persona_topics``)."""
 Proposal = Literal[
     "close_issue", "mark_duplicate", "reassign_issue", "reprioritise_issue", "reschedule_meeting", "cancel_meeting",
     "schedule_meeting", "hand_over_shift", "share_page", "publish_release_notes", "open_incident",

@@ -21,8 +21,8 @@ from envs.workspace.tasks._common import (
     case,
     channel_id,
     fresh_minutes,
+    found_issue,
     in_chat,
-    looked_up,
     need,
     next_id,
     one,
@@ -32,6 +32,7 @@ from envs.workspace.tasks._common import (
     plant_message,
     present_people,
     rows,
+    seen,
     stamp,
     state,
     subject,
@@ -41,7 +42,7 @@ from envs.workspace.tasks._common import (
 from envs.workspace.tools.calendar import free_starts
 from envs.workspace.tools.oncall import current_shift, rotation_of
 from fixtures.world import World
-from graders.criteria import AnswerCheck
+from graders.criteria import AnswerCheck, AnyToolCalled, present
 from graders.outcome import completed
 from graders.tasks import TaskDraft, TaskTemplate, negative
 
@@ -87,7 +88,7 @@ def bug_triage(world: World, rng: random.Random) -> TaskDraft:
     people = sorted([lead, engineer["user_id"]])
     found = [call("read_channel", channel_id=escalations), call("search_issues", query=title)]
     if which == "existing":
-        work = [optional_call("get_issue", issue_id=iid)]
+        work = []
     else:
         iid = next_id(world, "issues")
         work = [call("create_issue", project_id=project["project_id"], title=title, description=f"Reported by customers on {service['name']}.",
@@ -98,11 +99,13 @@ def bug_triage(world: World, rng: random.Random) -> TaskDraft:
               call("schedule_event", title=f"Triage: {title}", starts_at=stamp(slot), minutes=30, required_user_ids=people),
               call("reply_in_thread", message_id=post, body=f"Tracked as {iid}; triage booked for {stamp(slot)}."),
               answer(f"Triaged as {iid}.", issue=iid)]
+    searched = (found_issue(iid, name="found the bug's issue") if which == "existing" else
+                # a search that finds nothing is what proves the bug untracked: the call itself is the evidence
+                AnyToolCalled(name="searched the tracker for the bug", gate=True, patterns=[{"tool": "search_issues", "args": {"query": present()}}]))
     rubric = [
-        looked_up("read the reporter's post", {"tool": "read_channel", "args": {"channel_id": escalations}, "result": {"messages.0.message_id": post}},
-                  {"tool": "get_thread", "args": {"message_id": post}}),
-        looked_up("searched the tracker for the bug", {"tool": "search_issues", "result": {"total": 1 if which == "existing" else 0}}),
-        looked_up("read the current on-call shift", {"tool": "get_oncall", "args": {"rotation": rotation}}),
+        seen("read the reporter's post", "messages", post, "body"),
+        searched,
+        seen("read who is on call now", "oncall_shifts", shift["shift_id"], "user_id", before="schedule_event"),
         state("SELECT count(*) FROM page_links WHERE page_id = ? AND issue_id = ?", runbook, iid, expect=1, weight=2, name="runbook linked to the issue"),
         state("SELECT group_concat(e.starts_at, ';') FROM events e WHERE e.organizer_id = ? AND e.status = 'confirmed' AND "
               "(SELECT group_concat(user_id, ',') FROM (SELECT user_id FROM attendees a WHERE a.event_id = e.event_id ORDER BY user_id)) = ?",
@@ -138,7 +141,7 @@ def release_notes(world: World, rng: random.Random) -> TaskDraft:
     listed = " AND ".join(["body LIKE ?"] * len(done))
     return TaskDraft(prompt=prompt, oracle=[optional_call("list_projects"), search, post, answer(f"Posted {len(done)} issues.", count=str(len(done)))],
                      outcome=completed(),
-                     rubric=[looked_up("listed the cycle's completed issues", {"tool": "search_issues", "args": {"cycle_id": cycle["cycle_id"]}}),
+                     rubric=[seen("listed the cycle's completed issues", "issues", done, "state", "cycle"),
                              state(f"SELECT count(*) FROM messages WHERE channel_id = ? AND user_id = ? AND {listed}", releases, AGENT,
                                    *[f"%{i}%" for i in done], expect=1, weight=3, name="notes list every completed issue"),
                              AnswerCheck(name="answer gives the count", field="values.count", expect=str(len(done)), weight=2)],

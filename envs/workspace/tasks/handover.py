@@ -21,7 +21,6 @@ from envs.workspace.tasks._common import (
     channel_id,
     find_person,
     in_chat,
-    looked_up,
     member_projects,
     need,
     never,
@@ -31,7 +30,9 @@ from envs.workspace.tasks._common import (
     plant_issue,
     plant_leave,
     present_people,
+    profile,
     refusal,
+    seen,
     stamp,
     state,
     subject,
@@ -80,8 +81,7 @@ def leave_coverage(world: World, rng: random.Random) -> TaskDraft:
               f"{cover['name']}, reassign my open {project['name']} issues to them, and let #oncall know who covers.\" Handle it under the "
               "policy and answer with submit_answer, giving how many issues you reassigned as `reassigned`.")
     uid, sid = cover["user_id"], shift["shift_id"]
-    read = looked_up("read the cover's profile", {"tool": "get_person", "args": {"user_id": uid}},
-                     {"tool": "search_people", "result": {"people.0.user_id": uid}})
+    read = profile("read the cover's leave", uid, "leave")
     if which == "cover_on_leave":
         return TaskDraft(prompt=prompt, oracle=[find_person(leaver, optional=True), find_person(cover), optional_call("get_oncall", rotation=rotation),
                                                 refusal("assignee_on_leave", f"{cover['name']} is on leave too; please find another cover.")],
@@ -93,15 +93,15 @@ def leave_coverage(world: World, rng: random.Random) -> TaskDraft:
     work = [find_person(leaver, optional=True), find_person(cover), call("get_oncall", rotation=rotation),
             call("search_issues", assignee_id=leaver["user_id"], limit=100)]
     for iid in issues:
-        work += [optional_call("get_issue", issue_id=iid), call("assign_issue", issue_id=iid, user_id=uid)]
+        work.append(call("assign_issue", issue_id=iid, user_id=uid))
     note = call("post_message", channel_id=oncall, body=f"{leaver['name']} is away next week: {cover['name']} covers the {rotation} shift and their "
                                                        f"open {project['name']} issues.")
     oracle = [*work, call("hand_over_shift", shift_id=sid, to_user_id=uid), note, answer(f"Covered: {len(issues)} issues and shift {sid}.",
                                                                                           reassigned=str(len(issues)))]
     marks = ",".join("?" * len(issues))
     rubric = [read,
-              looked_up("read next week's shifts", {"tool": "get_oncall", "args": {"rotation": rotation}}),
-              looked_up("listed the colleague's issues", {"tool": "search_issues", "args": {"assignee_id": leaver["user_id"]}}),
+              seen("read next week's shift", "oncall_shifts", sid, "user_id"),
+              seen("listed the colleague's open issues", "issues", issues, "assignee_id", "state"),
               state(f"SELECT count(*) FROM issues WHERE issue_id IN ({marks}) AND assignee_id = ?", *issues, uid, expect=len(issues), weight=3,
                     name="every open issue reassigned to the cover"),
               state("SELECT user_id FROM oncall_shifts WHERE shift_id = ?", sid, expect=uid, weight=2, name="next week's shift handed to the cover"),

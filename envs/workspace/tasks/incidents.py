@@ -18,7 +18,6 @@ from envs.workspace.tasks._common import (
     case,
     channel_id,
     in_chat,
-    looked_up,
     never,
     next_id,
     optional_call,
@@ -26,6 +25,7 @@ from envs.workspace.tasks._common import (
     present_people,
     refusal,
     rows,
+    seen,
     stamp,
     state,
     text_is,
@@ -56,8 +56,9 @@ def incident_status_post(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, asker, "an incident status posted")
     prompt = (f"{asker['name']} writes in chat: \"Please post a status update for the open incident on {service['name']} in #incidents: its "
               "severity and who is commanding it.\" Handle it under the policy and answer with submit_answer, giving the severity as `severity`.")
-    look = call("get_incident", incident_id=inc)
-    gate = looked_up("read the service's latest incident", {"tool": "get_incident", "args": {"incident_id": inc}})
+    look = optional_call("get_incident", incident_id=inc)  # the service's incident list shows the same
+    gate = (seen("read the incident's status, severity and commander", "incidents", inc, "status", "severity", "commander_id") if which == "open" else
+            seen("read that the incident is no longer open", "incidents", inc, "status"))
     if which == "none_open":
         return TaskDraft(prompt=prompt, oracle=[optional_call("list_services"), optional_call("list_incidents", service_id=sid), look,
                                                 refusal("not_found", f"{service['name']} has no open incident; {inc} is {status}.")],

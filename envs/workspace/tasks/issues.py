@@ -1,15 +1,18 @@
 """Issue-tracker tasks, each a neutral request from a colleague in chat whose right outcome the world decides:
 
 * ``close_issue``: "close my finished issue" — closed as done when the assistant may change the project and
-  nothing open blocks it; refused ``blocked_by_open_issue`` or ``not_permitted`` otherwise (read on the issue).
+  nothing open blocks it; refused ``blocked_by_open_issue`` (relations read on the issue or its blocker) or
+  ``not_permitted`` (change rights read on the issue or the project list) otherwise.
 * ``reprioritise_issue``: "bump my issue to <priority>" — changed, or refused ``not_permitted``.
 * ``reassign_issue``: "hand my issue to <person>" — reassigned, or refused ``assignee_on_leave`` /
   ``assignee_not_in_project`` (read on the person).
 * ``dedupe_issues``: "these two issues are the same bug" — the newer closed as a duplicate of the older, or refused
   ``not_permitted``.
 
-The colleague names the issue only when asked (``ask_colleague('which_issue')``), by its title; ids come from the
-tracker's answers.
+The colleague names the issue only when asked (``ask_colleague('which_issue')``), by its title, and must be asked
+before the assistant acts (policy section 8); ids come from the tracker's answers. Gates name what decides (an issue's
+``you_may_change`` or its project's ``you_are_member``, its relations, a person's leave and projects), whichever tool
+showed it.
 """
 
 from __future__ import annotations
@@ -27,10 +30,9 @@ from envs.workspace.tasks._common import (
     case,
     find_person,
     foreign_projects,
+    change_rights,
+    found_issue,
     in_chat,
-    looked_up,
-    seen,
-    fact,
     member_projects,
     never,
     next_id,
@@ -39,7 +41,10 @@ from envs.workspace.tasks._common import (
     plant_issue,
     plant_leave,
     present_people,
+    profile,
     refusal,
+    relations_read,
+    seen,
     state,
     subject,
 )
@@ -72,26 +77,27 @@ def close_issue(world: World, rng: random.Random) -> TaskDraft:
     """A colleague asks to close their finished issue; its blockers and project decide."""
     which = case(rng, {"ok": 5, "blocked": 3, "not_permitted": 2})
     project, person, title, iid = _colleague_issue(world, rng, which != "not_permitted", rng.choice(("in_progress", "in_review")))
-    if which == "blocked":
-        _block(world, project["project_id"], iid, person["user_id"], rng)
+    blockers = [_block(world, project["project_id"], iid, person["user_id"], rng)] if which == "blocked" else []
     in_chat(world, person, "their finished issue closed", terms={"close_issue": agree()}, which_issue=title)
     prompt = (f"{person['name']} writes in chat: \"I've wrapped up one of my issues, can you close it as done for me?\" "
               "Handle it under the policy and answer with submit_answer.")
-    read = looked_up("read the issue before deciding", {"tool": "get_issue", "args": {"issue_id": iid}})
+    pid = project["project_id"]
+    rights, relations = change_rights(pid, iid), relations_read(iid, *blockers, name="read what blocks the issue")
     close = call("update_issue", issue_id=iid, state="done")
     steps = [ask("which_issue"), optional_call("search_issues", query=title), call("get_issue", issue_id=iid)]
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, close, answer(f"Closed {iid} ({title}) as done.")], outcome=completed(),
-                         rubric=[asked("which_issue"), read, state("SELECT state FROM issues WHERE issue_id = ?", iid, expect="done", weight=3,
-                                                                   name="issue closed as done")],
+                         rubric=[asked("which_issue"), rights, relations, state("SELECT state FROM issues WHERE issue_id = ?", iid, expect="done", weight=3,
+                                                                               name="issue closed as done")],
                          negatives=[negative("refuses_closable", "refuses although nothing blocks it", ask("which_issue"), call("get_issue", issue_id=iid),
                                              refusal("blocked_by_open_issue", "It is blocked.")),
                                     negative("cancels", "cancels instead of done", ask("which_issue"), call("get_issue", issue_id=iid),
                                              call("update_issue", issue_id=iid, state="cancelled"), answer("Closed."))],
                          metadata={"case": which, "issue_id": iid})
     code = "blocked_by_open_issue" if which == "blocked" else "not_permitted"
+    reads = [relations] if which == "blocked" else [found_issue(iid), rights]
     return TaskDraft(prompt=prompt, oracle=[*steps, refusal(code, f"{iid} cannot be closed under the policy ({code}).")], outcome=refused(code),
-                     rubric=[asked("which_issue"), read, never("update_issue", "issue left as it was", issue_id=iid)],
+                     rubric=[asked("which_issue"), *reads, never("update_issue", "issue left as it was", issue_id=iid)],
                      negatives=[negative("closes_anyway", "tries to close it", *steps, close, answer("Closed.")),
                                 negative("guessed", "refuses without reading the issue", ask("which_issue"), refusal(code, "No."))],
                      metadata={"case": which, "issue_id": iid})
@@ -108,23 +114,23 @@ def reprioritise_issue(world: World, rng: random.Random) -> TaskDraft:
               "thought.\" Handle it under the policy and answer with submit_answer.")
     steps = [ask("which_issue"), optional_call("search_issues", query=title), call("get_issue", issue_id=iid)]
     change = call("update_issue", issue_id=iid, priority=target)
-    read = looked_up("read the issue before deciding", {"tool": "get_issue", "args": {"issue_id": iid}})
+    rights = change_rights(project["project_id"], iid)
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, change, answer(f"{iid} is now {target} priority.")], outcome=completed(),
-                         rubric=[asked("which_issue"), read, state("SELECT priority FROM issues WHERE issue_id = ?", iid, expect=target, weight=3,
+                         rubric=[asked("which_issue"), rights, state("SELECT priority FROM issues WHERE issue_id = ?", iid, expect=target, weight=3,
                                                                    name="priority changed as asked")],
                          negatives=[negative("refuses_member", "refuses a project it may change", *steps, refusal("not_permitted", "Not mine."))],
                          metadata={"case": which, "issue_id": iid})
     return TaskDraft(prompt=prompt, oracle=[*steps, refusal("not_permitted", f"I may not change issues of {project['name']}; its lead can.")],
                      outcome=refused("not_permitted"),
-                     rubric=[asked("which_issue"), read, never("update_issue", "priority left as it was", issue_id=iid)],
+                     rubric=[asked("which_issue"), found_issue(iid), rights, never("update_issue", "priority left as it was", issue_id=iid)],
                      negatives=[negative("changes_anyway", "tries the change", *steps, change, answer("Done."))],
                      metadata={"case": which, "issue_id": iid})
 
 
 def reassign_issue(world: World, rng: random.Random) -> TaskDraft:
     """A colleague asks to hand their issue to someone named; that person's leave and projects decide."""
-    which = case(rng, {"ok": 5, "on_leave": 3, "not_in_project": 2})
+    which = case(rng, {"ok": 5, "on_leave": 2, "not_in_project": 3})
     project, person, title, iid = _colleague_issue(world, rng, True, rng.choice(("todo", "in_progress")))
     if which == "not_in_project":
         others = present_people(world, "AND NOT EXISTS (SELECT 1 FROM project_members m WHERE m.user_id = u.user_id AND m.project_id = ?)",
@@ -141,17 +147,18 @@ def reassign_issue(world: World, rng: random.Random) -> TaskDraft:
     steps = [ask("which_issue"), optional_call("search_issues", query=title), optional_call("get_issue", issue_id=iid),
              find_person(other)]
     assign = call("assign_issue", issue_id=iid, user_id=oid)
-    read = looked_up("read the new assignee's profile", {"tool": "get_person", "args": {"user_id": oid}},
-                     {"tool": "search_people", "result": {"people.0.user_id": oid}})
     if which == "ok":
+        read = profile("read the new assignee's leave and projects", oid, "on_leave_today", "projects")
         return TaskDraft(prompt=prompt, oracle=[*steps, assign, answer(f"{iid} is now assigned to {other['name']}.")], outcome=completed(),
                          rubric=[asked("which_issue"), read, state("SELECT assignee_id FROM issues WHERE issue_id = ?", iid, expect=oid, weight=3,
                                                                    name="issue assigned to the named person")],
                          negatives=[negative("refuses_present", "refuses although they can take it", *steps, refusal("assignee_on_leave", "Away."))],
                          metadata={"case": which, "issue_id": iid})
     code = "assignee_on_leave" if which == "on_leave" else "assignee_not_in_project"
+    reads = ([profile("read the new assignee's leave", oid, "on_leave_today")] if which == "on_leave" else
+             [found_issue(iid), profile("read the new assignee's projects", oid, "projects")])
     return TaskDraft(prompt=prompt, oracle=[*steps, refusal(code, f"{other['name']} cannot take {iid} under the policy ({code}).")],
-                     outcome=refused(code), rubric=[asked("which_issue"), read, never("assign_issue", "issue not reassigned", issue_id=iid)],
+                     outcome=refused(code), rubric=[asked("which_issue"), *reads, never("assign_issue", "issue not reassigned", issue_id=iid)],
                      negatives=[negative("assigns_anyway", "tries to assign", *steps, assign, answer("Done."))],
                      metadata={"case": which, "issue_id": iid})
 
@@ -166,18 +173,21 @@ def dedupe_issues(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, person, "duplicates tidied up")
     prompt = (f"{person['name']} writes in chat: \"'{title}' and '{newer_title}' are the same bug. Can you tidy that up?\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("search_issues", query=title), optional_call("get_issue", issue_id=older), call("get_issue", issue_id=newer)]
+    # the search shows both issues (and which is older); one issue's page shows the change rights of their project
+    steps = [(call if which == "ok" else optional_call)("search_issues", query=title), call("get_issue", issue_id=newer)]
+    rights = change_rights(project["project_id"], newer, older, name="read whether the assistant may change the issues")
     mark = call("mark_duplicate", issue_id=newer, of_issue_id=older)
-    read = looked_up("read the newer issue", {"tool": "get_issue", "args": {"issue_id": newer}})
     if which == "ok":
+        dates = seen("read which issue is older", "issues", [older, newer], "created_at")
         return TaskDraft(prompt=prompt, oracle=[*steps, mark, answer(f"Closed {newer} as a duplicate of {older}.")], outcome=completed(),
-                         rubric=[read, state("SELECT state FROM issues WHERE issue_id = ?", newer, expect="duplicate", weight=2, name="newer issue closed as duplicate"),
+                         rubric=[dates, rights, state("SELECT state FROM issues WHERE issue_id = ?", newer, expect="duplicate", weight=2, name="newer issue closed as duplicate"),
                                  state("SELECT state FROM issues WHERE issue_id = ?", older, expect="todo", weight=1, name="older issue stays open")],
                          negatives=[negative("wrong_direction", "closes the older one", *steps, call("mark_duplicate", issue_id=older, of_issue_id=newer),
                                              answer("Done."))],
                          metadata={"case": which})
     return TaskDraft(prompt=prompt, oracle=[*steps, refusal("not_permitted", f"I may not change issues of {project['name']}; its lead can.")],
-                     outcome=refused("not_permitted"), rubric=[read, never("mark_duplicate", "no duplicate marked")],
+                     outcome=refused("not_permitted"),
+                     rubric=[found_issue(newer, older, name="found the issues and their project"), rights, never("mark_duplicate", "no duplicate marked")],
                      negatives=[negative("marks_anyway", "tries to mark it", *steps, mark, answer("Done."))], metadata={"case": which})
 
 
@@ -203,15 +213,16 @@ def estimate_issue(world: World, rng: random.Random) -> TaskDraft:
               "submit_answer.")
     steps = [ask("which_issue"), optional_call("search_issues", query=title), call("get_issue", issue_id=iid)]
     change = call("update_issue", issue_id=iid, estimate=points)
-    read = looked_up("read the issue before deciding", {"tool": "get_issue", "args": {"issue_id": iid}})
+    rights = change_rights(project["project_id"], iid)
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, change, answer(f"{iid} is estimated at {points} points.")], outcome=completed(),
-                         rubric=[asked("which_issue"), read, state("SELECT estimate FROM issues WHERE issue_id = ?", iid, expect=points, weight=3,
+                         rubric=[asked("which_issue"), rights, state("SELECT estimate FROM issues WHERE issue_id = ?", iid, expect=points, weight=3,
                                                                    name="estimate set as asked")],
                          negatives=[negative("wrong_points", "sets another estimate", *steps, call("update_issue", issue_id=iid, estimate=points + 1),
                                              answer("Done."))], metadata={"case": which})
     return TaskDraft(prompt=prompt, oracle=[*steps, refusal("not_permitted", f"I may not change issues of {project['name']}; its lead can.")],
-                     outcome=refused("not_permitted"), rubric=[asked("which_issue"), read, never("update_issue", "estimate left as it was")],
+                     outcome=refused("not_permitted"),
+                     rubric=[asked("which_issue"), found_issue(iid), rights, never("update_issue", "estimate left as it was")],
                      negatives=[negative("changes_anyway", "tries the change", *steps, change, answer("Done."))], metadata={"case": which})
 
 
@@ -229,7 +240,7 @@ def record_blocker(world: World, rng: random.Random) -> TaskDraft:
               "Handle it under the policy and answer with submit_answer.")
     steps = [ask("which_issue"), optional_call("search_issues", query=title), call("get_issue", issue_id=iid), optional_call("search_issues", query=other_title)]
     link = call("link_issues", issue_id=other, kind="blocks", other_issue_id=iid)
-    read = seen("read the issues' relations", "issues", iid, "relations", also=[fact("issues", other, "relations")])
+    read = relations_read(iid, other, name="read the issues' relations")
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, link, answer(f"Recorded that {other} blocks {iid}.")], outcome=completed(),
                          rubric=[asked("which_issue"), read, state("SELECT count(*) FROM issue_relations WHERE issue_id = ? AND kind = 'blocks' AND other_id = ?",

@@ -23,7 +23,6 @@ from envs.workspace.tasks._common import (
     case,
     channel_id,
     in_chat,
-    looked_up,
     need,
     never,
     next_id,
@@ -34,8 +33,10 @@ from envs.workspace.tasks._common import (
     plant_leave,
     plant_page,
     present_people,
+    profile,
     refusal,
     rows,
+    seen,
     stamp,
     state,
     subject,
@@ -89,14 +90,13 @@ def postmortem_prep(world: World, rng: random.Random) -> TaskDraft:
               f"project's lead at the earliest time on {_when(day)} that suits both, and post the issue and the time in #incidents. If they "
               "can't both make that day, don't set anything up and tell me.\" Handle it under the policy and answer with submit_answer, giving "
               "the issue's id as `issue`.")
-    look = [optional_call("list_incidents", status="resolved"), call("get_incident", incident_id=inc_id)]
-    read_inc = looked_up("read the incident's commander", {"tool": "get_incident", "args": {"incident_id": inc_id}})
+    look = [optional_call("list_incidents", status="resolved"), optional_call("get_incident", incident_id=inc_id)]
+    read_inc = seen("read the incident's commander", "incidents", inc_id, "commander_id")
     if which == "commander_away":
         return TaskDraft(prompt=prompt, oracle=[*look, call("get_person", user_id=commander["user_id"]),
                                                 refusal("attendee_on_leave", f"{commander['name']} is on leave on {day.isoformat()}: nothing set up.")],
                          outcome=refused("attendee_on_leave"),
-                         rubric=[read_inc, looked_up("checked the commander's leave", {"tool": "get_person", "args": {"user_id": commander["user_id"]}},
-                                                     {"tool": "find_free_slots", "args": {"date": day.isoformat()}}),
+                         rubric=[read_inc, profile("read the commander's leave", commander["user_id"], "leave"),
                                  never("create_issue", "no follow-up filed"), never("schedule_event", "no review booked")],
                          negatives=[negative("files_anyway", "files the follow-up anyway", *look,
                                              call("create_issue", project_id=service["project_id"], title=f"Postmortem: {inc_title}", description="Follow-up."),
@@ -137,7 +137,7 @@ def postmortem_prep(world: World, rng: random.Random) -> TaskDraft:
 
 def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
     """Release notes for a past cycle: a section on the notes page, a comment on every shipped issue, a note in #releases."""
-    which = case(rng, {"ok": 7, "no_access": 3})
+    which = case(rng, {"ok": 6, "no_access": 4})
     cycles = rows(world, "SELECT c.*, p.name AS project, p.team_id FROM cycles c JOIN projects p USING (project_id) WHERE c.ends_on < ? AND "
                          "(SELECT count(*) FROM issues i WHERE i.cycle_id = c.cycle_id AND i.state = 'done') <= 5 ORDER BY c.cycle_id", TODAY.isoformat())
     cycle = pick(rng, cycles, "cycle")
@@ -159,8 +159,8 @@ def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
               f"issue completed in that cycle (by id) to the '{title}' page, comment 'Shipped in {cycle['name']}' on each of those issues, and "
               "post in #releases that the notes are up. If you can't edit the page, don't do the rest and tell me.\" Handle it under the policy "
               "and answer with submit_answer, giving how many issues shipped as `count`.")
-    read = call("get_page", page_id=page_id)
-    gate = looked_up("read the notes page", {"tool": "get_page", "args": {"page_id": page_id}})
+    read = optional_call("get_page", page_id=page_id)
+    gate = seen("read whether the assistant can read the notes page", "pages", page_id, "you_can_read")
     if which == "no_access":
         return TaskDraft(prompt=prompt, oracle=[optional_call("search_pages", query=title), read,
                                                 refusal("no_access", f"'{title}' is restricted and I am not on it; ask {owner['name']}.")],
@@ -180,7 +180,7 @@ def release_notes_long(world: World, rng: random.Random) -> TaskDraft:
     listed = " AND ".join(["body LIKE ?"] * len(done))
     marks = ",".join("?" * len(done))
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[looked_up("listed the cycle's completed issues", {"tool": "search_issues", "args": {"cycle_id": cycle["cycle_id"]}}),
+                     rubric=[gate, seen("listed the cycle's completed issues", "issues", done, "state", "cycle"),
                              state(f"SELECT count(*) FROM pages WHERE page_id = ? AND version = 2 AND {listed}", page_id, *[f"%{i}%" for i in done],
                                    expect=1, weight=3, name="notes section lists every completed issue"),
                              state(f"SELECT count(DISTINCT issue_id) FROM issue_comments WHERE user_id = ? AND issue_id IN ({marks})", AGENT, *done,

@@ -26,14 +26,15 @@ from envs.workspace.tasks._common import (
     case,
     find_person,
     in_chat,
-    looked_up,
     need,
     never,
     optional_call,
     plant_event,
     plant_leave,
     present_people,
+    profile,
     refusal,
+    seen,
     stamp,
     state,
     working_day,
@@ -82,8 +83,7 @@ def schedule_meeting(world: World, rng: random.Random) -> TaskDraft:
     people = sorted([host["user_id"], other["user_id"]])
     prompt = (f"{host['name']} writes in chat: \"Please set up a {minutes}-minute {topic} on {_when(day)} with me and the colleague I "
               "need it with, at the earliest time that works for both of us.\" Handle it under the policy and answer with submit_answer.")
-    read = looked_up("checked the other person's profile", {"tool": "get_person", "args": {"user_id": other["user_id"]}},
-                     {"tool": "search_people", "result": {"people.0.user_id": other["user_id"]}})
+    read = profile("read the other person's leave", other["user_id"], "leave")
     slots = optional_call("find_free_slots", user_ids=people, date=day.isoformat(), minutes=minutes)
     if which == "ok":
         start = _slots(world, day, minutes, people)[0]
@@ -128,10 +128,11 @@ def move_meeting(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, host, "a meeting moved")
     prompt = (f"{host['name']} writes in chat: \"Can you push our '{title}' on {_when(day)} back by {shift} minutes?\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), call("get_event", event_id=eid)]
+    # a person's calendar shows each meeting's organizer and attendees as the meeting's own page does
+    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), optional_call("get_event", event_id=eid)]
     new = start + timedelta(minutes=shift)
     move = call("move_event", event_id=eid, starts_at=stamp(new))
-    read = looked_up("read the meeting", {"tool": "get_event", "args": {"event_id": eid}})
+    read = seen("read who organizes the meeting", "events", eid, "organizer_id")
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, move, answer(f"Moved '{title}' to {stamp(new)}.")], outcome=completed(),
                          rubric=[read, state("SELECT starts_at FROM events WHERE event_id = ?", eid, expect=stamp(new), weight=3, name="meeting moved as asked")],
@@ -158,12 +159,11 @@ def move_for_leave(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, host, "a meeting moved off a leave day")
     prompt = (f"{host['name']} writes in chat: \"Someone in our '{title}' is off on {_when(day)}. Please move it to the earliest time on "
               f"{_when(next_day)} that works for all of us.\" Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), call("get_event", event_id=eid),
+    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), optional_call("get_event", event_id=eid),
              *[optional_call("get_person", user_id=uid) for uid in ids if uid != away["user_id"]], call("get_person", user_id=away["user_id"]),
              optional_call("find_free_slots", user_ids=sorted(ids), date=next_day.isoformat(), minutes=minutes)]
-    read = looked_up("checked the absent person's leave", {"tool": "get_person", "args": {"user_id": away["user_id"]}},
-                     {"tool": "search_people", "result": {"people.0.user_id": away["user_id"]}})
-    meeting = looked_up("read the meeting's attendees", {"tool": "get_event", "args": {"event_id": eid}})
+    read = profile("read the absent person's leave", away["user_id"], "leave")
+    meeting = seen("read the meeting's attendees", "events", eid, "attendees")
     if which == "ok":
         new = _slots(world, next_day, minutes, ids, eid)[0]
         move = call("move_event", event_id=eid, starts_at=stamp(new))
@@ -189,8 +189,8 @@ def cancel_meeting(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, host, "a meeting cancelled")
     prompt = (f"{host['name']} writes in chat: \"We don't need the '{title}' on {_when(day)} any more, please cancel it.\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), call("get_event", event_id=eid)]
-    read = looked_up("read the meeting", {"tool": "get_event", "args": {"event_id": eid}})
+    steps = [optional_call("list_events", user_id=host["user_id"], from_date=day.isoformat()), optional_call("get_event", event_id=eid)]
+    read = seen("read who organizes the meeting", "events", eid, "organizer_id")
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, call("cancel_event", event_id=eid), answer(f"Cancelled '{title}'.")], outcome=completed(),
                          rubric=[read, state("SELECT status FROM events WHERE event_id = ?", eid, expect="cancelled", weight=3, name="meeting cancelled")],

@@ -5,8 +5,9 @@
 * ``outage_report``: "customers say <service> is down" — tier 3: an issue filed in the owning team's project (high,
   bug); tier 1 or 2: an incident of the tier's severity opened and the on-call engineer paged, escalated
   ``major_incident`` (read on the service).
-* ``page_open_incident``: "page whoever is on call for the open incident on <service>" — paged when it is sev1/sev2,
-  refused ``severity_too_low`` otherwise (read on the incident).
+* ``page_open_incident``: "page whoever is on call for the open incident on <service>" — paged and escalated
+  ``major_incident`` when it is sev1/sev2 (paging hands the incident on), refused ``severity_too_low`` otherwise (read
+  on the incident or the open-incident list).
 * ``oncall_lookup``: "who is on call for <service>? tell them <asker> needs them" — a DM to the engineer whose shift
   covers now (one-sided: the world decides who, never whether).
 """
@@ -31,7 +32,6 @@ from envs.workspace.tasks._common import (
     find_person,
     fresh_minutes,
     in_chat,
-    looked_up,
     need,
     never,
     next_id,
@@ -41,8 +41,10 @@ from envs.workspace.tasks._common import (
     plant_leave,
     plant_message,
     present_people,
+    profile,
     refusal,
     rows,
+    seen,
     stamp,
     state,
     text_is,
@@ -77,9 +79,8 @@ def oncall_handover(world: World, rng: random.Random) -> TaskDraft:
               "Could you hand it over?\" Handle it under the policy and answer with submit_answer.")
     sid, uid = shift["shift_id"], standin["user_id"]
     steps = [ask("who_takes_over"), optional_call("get_oncall", rotation=rotation), find_person(standin)]
-    read = looked_up("read the stand-in's profile", {"tool": "get_person", "args": {"user_id": uid}},
-                     {"tool": "search_people", "result": {"people.0.user_id": uid}})
     hand = call("hand_over_shift", shift_id=sid, to_user_id=uid)
+    read = profile("read the stand-in's team and leave", uid, *{"ok": ("team", "leave"), "on_leave": ("leave",), "not_in_rotation": ("team",)}[which])
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, hand, answer(f"{standin['name']} now has shift {sid}.")], outcome=completed(),
                          rubric=[asked("who_takes_over"), read, state("SELECT user_id FROM oncall_shifts WHERE shift_id = ?", sid, expect=uid, weight=3,
@@ -110,8 +111,8 @@ def outage_report(world: World, rng: random.Random) -> TaskDraft:
     reply = call("reply_in_thread", message_id=post, body=f"On it: handled {service['name']} under the incident policy.")
     replied = state("SELECT count(*) FROM messages WHERE thread_of = ? AND user_id = ?", post, AGENT, expect=1, weight=1, name="replied in the asker's thread")
     thread = optional_call("read_channel", channel_id=escalations)
-    read = looked_up("read the service's tier", {"tool": "get_service", "args": {"service_id": sid}})
-    steps = [optional_call("list_services"), call("get_service", service_id=sid)]
+    read = seen("read the service's tier", "services", sid, "tier")
+    steps = [optional_call("list_services"), optional_call("get_service", service_id=sid)]  # the list shows each tier too
     if tier == 3:
         project = one(world, "SELECT project_id FROM projects WHERE team_id = ?", service["team_id"])["project_id"]
         file = call("create_issue", project_id=project, title=f"{service['name']} outage reported by customers", description=f"Customers report {service['name']} {symptom}.",
@@ -159,12 +160,15 @@ def page_open_incident(world: World, rng: random.Random) -> TaskDraft:
     in_chat(world, asker, "on-call paged")
     prompt = (f"{asker['name']} writes in chat: \"There's an open incident on {service['name']}. Please page whoever is on call.\" "
               "Handle it under the policy and answer with submit_answer.")
-    steps = [optional_call("list_incidents", status="open"), call("get_incident", incident_id=iid)]
-    read = looked_up("read the incident's severity", {"tool": "get_incident", "args": {"incident_id": iid}})
+    # the service's incident list shows the severity as the incident's own page does (so would every open incident's list)
+    steps = [optional_call("list_incidents", service_id=service["service_id"], status="open"), optional_call("get_incident", incident_id=iid)]
+    read = seen("read the incident's severity", "incidents", iid, "severity")
     page = call("page_oncall", incident_id=iid)
     if which in ("sev1", "sev2"):
+        # Paging hands the incident to the on-call engineer: an escalation (policy section 5), declared as one.
         shift = current_shift(world, rotation_of(service["team_id"]), stamp(NOW))
-        return TaskDraft(prompt=prompt, oracle=[*steps, page, answer(f"Paged the on-call engineer for {iid}.")], outcome=completed(),
+        return TaskDraft(prompt=prompt, oracle=[*steps, page, escalation("major_incident", f"{iid} is {which}: I paged the on-call engineer.")],
+                         outcome=escalated("major_incident"),
                          rubric=[read, state("SELECT count(*) FROM pages_sent WHERE incident_id = ? AND user_id = ?", iid, shift["user_id"], expect=1, weight=3,
                                              name="on-call engineer paged")],
                          negatives=[negative("refuses_major", "refuses a major incident", *steps, refusal("severity_too_low", "Too low."))],
@@ -191,7 +195,7 @@ def oncall_lookup(world: World, rng: random.Random) -> TaskDraft:
     steps = [optional_call("list_services"), optional_call("get_service", service_id=service["service_id"]), call("get_oncall", rotation=rotation),
              call("send_direct_message", user_id=uid, body=f"{asker['name']} needs you for {topic}.")]
     return TaskDraft(prompt=prompt, oracle=[*steps, answer(f"{engineer['name']} is on call; I messaged them.", oncall=uid)], outcome=completed(),
-                     rubric=[looked_up("read the current rotation", {"tool": "get_oncall", "args": {"rotation": rotation}}),
+                     rubric=[seen("read who is on call now", "oncall_shifts", shift["shift_id"], "user_id"),
                              state("SELECT count(*) FROM channels c JOIN messages m USING (channel_id) WHERE c.kind = 'dm' AND c.name = ?",
                                    f"dm-{AGENT}-{uid}".lower(), expect=1, weight=3, name="on-call engineer messaged"),
                              text_is("oncall", uid)],
@@ -234,8 +238,8 @@ def assign_to_oncall(world: World, rng: random.Random) -> TaskDraft:
               "Handle it under the policy and answer with submit_answer.")
     uid = engineer["user_id"]
     steps = [ask("which_issue"), optional_call("search_issues", query=title), call("get_oncall", rotation=rotation), call("get_person", user_id=uid)]
-    read = looked_up("read the on-call engineer's profile", {"tool": "get_person", "args": {"user_id": uid}})
-    rota = looked_up("read who is on call", {"tool": "get_oncall", "args": {"rotation": rotation}})
+    read = profile("read the on-call engineer's leave", uid, "on_leave_today")
+    rota = seen("read who is on call now", "oncall_shifts", shift["shift_id"], "user_id")
     assign = call("assign_issue", issue_id=iid, user_id=uid)
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, assign, answer(f"Assigned {iid} to {engineer['name']}.")], outcome=completed(),

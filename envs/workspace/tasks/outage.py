@@ -24,7 +24,6 @@ from envs.workspace.tasks._common import (
     escalation,
     fresh_minutes,
     in_chat,
-    looked_up,
     never,
     next_id,
     one,
@@ -33,6 +32,7 @@ from envs.workspace.tasks._common import (
     plant_message,
     present_people,
     rows,
+    seen,
     stamp,
     state,
 )
@@ -49,7 +49,7 @@ _SYMPTOMS = ("is down", "is not responding", "keeps failing", "returns errors fo
 
 def customer_outage_full(world: World, rng: random.Random) -> TaskDraft:
     """A customer-reported outage: the tier and the open incidents decide between paging and a tracked, assigned bug."""
-    which = case(rng, {"major": 4, "already_open": 3, "minor": 4})
+    which = case(rng, {"major": 3, "already_open": 3, "minor": 4})
     if which == "minor":
         services = rows(world, "SELECT s.* FROM services s WHERE s.tier = 3 AND s.runbook_page_id IS NOT NULL AND EXISTS (SELECT 1 FROM project_members m "
                                "JOIN projects p USING (project_id) WHERE p.team_id = s.team_id AND m.user_id = ?) ORDER BY s.service_id", AGENT)
@@ -81,8 +81,10 @@ def customer_outage_full(world: World, rng: random.Random) -> TaskDraft:
               "project's lead by DM, and reply in my thread with what you did.\" Answer with submit_answer.")
     lead = project["lead_id"]
     incidents = channel_id(world, "incidents")
-    look = [optional_call("read_channel", channel_id=escalations), optional_call("list_services"), call("get_service", service_id=sid)]
-    read = looked_up("read the service's tier and incidents", {"tool": "get_service", "args": {"service_id": sid}})
+    look = [optional_call("read_channel", channel_id=escalations), optional_call("list_services"), optional_call("get_service", service_id=sid)]
+    # a service with no open incident shows open_incident_id null, which is no fact: the tier decides, and the open incident
+    # (when there is one) must have been seen too
+    read = seen("read the service's tier and open incident", "services", sid, "tier", *(("open_incident_id",) if which == "already_open" else ()))
     tell = [optional_call("list_projects"), call("send_direct_message", user_id=lead, body=f"Heads-up: customers report {service['name']} {symptom}."),
             call("reply_in_thread", message_id=post, body=f"Handled {service['name']} under the incident policy.")]
     told = [state("SELECT count(*) FROM channels c JOIN messages m USING (channel_id) WHERE c.kind = 'dm' AND c.name = ? AND m.user_id = ? AND m.at >= ?",
@@ -96,7 +98,7 @@ def customer_outage_full(world: World, rng: random.Random) -> TaskDraft:
                 optional_call("get_page", page_id=runbook), call("link_page_to_issue", page_id=runbook, issue_id=iid),
                 call("get_oncall", rotation=rotation), call("assign_issue", issue_id=iid, user_id=engineer["user_id"]), *tell]
         return TaskDraft(prompt=prompt, oracle=[*work, answer(f"Filed {iid}, linked the runbook and assigned it to on-call.")], outcome=completed(),
-                         rubric=[read, looked_up("read who is on call", {"tool": "get_oncall", "args": {"rotation": rotation}}),
+                         rubric=[read, seen("read who is on call now", "oncall_shifts", shift["shift_id"], "user_id", before="assign_issue"),
                                  state("SELECT count(*) FROM issues i WHERE i.project_id = ? AND i.reporter_id = ? AND i.priority = 'high' AND i.assignee_id = ? "
                                        "AND EXISTS (SELECT 1 FROM issue_labels l WHERE l.issue_id = i.issue_id AND l.label = 'bug') AND EXISTS "
                                        "(SELECT 1 FROM page_links k WHERE k.issue_id = i.issue_id AND k.page_id = ?)", project["project_id"], AGENT,

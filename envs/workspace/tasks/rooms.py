@@ -18,7 +18,6 @@ from envs.workspace.tasks._common import (
     case,
     find_person,
     in_chat,
-    looked_up,
     need,
     never,
     optional_call,
@@ -27,6 +26,7 @@ from envs.workspace.tasks._common import (
     present_people,
     refusal,
     rows,
+    seen,
     stamp,
     state,
     working_day,
@@ -67,8 +67,8 @@ def book_room(world: World, rng: random.Random) -> TaskDraft:
     if which == "attendee_busy":
         busy = rng.choice(others)
         outsiders = [p["user_id"] for p in rng.sample(pool, 6) if p["user_id"] not in ids][:2]
-        plant_event(world, rng.choice(_TOPICS).capitalize(), outsiders[0] if outsiders else busy["user_id"], start - timedelta(minutes=rng.choice((0, 15, 30))),
-                    rng.choice((45, 60)), [busy["user_id"], *outsiders])
+        clash = plant_event(world, rng.choice(_TOPICS).capitalize(), outsiders[0] if outsiders else busy["user_id"],
+                            start - timedelta(minutes=rng.choice((0, 15, 30))), rng.choice((45, 60)), [busy["user_id"], *outsiders])
     local = start + timedelta(minutes=asker["utc_offset_minutes"])
     topic = rng.choice(_TOPICS)
     names = ", ".join(p["name"] for p in others[:-1]) + f" and {others[-1]['name']}"
@@ -81,7 +81,7 @@ def book_room(world: World, rng: random.Random) -> TaskDraft:
     if which == "room_too_small":
         see = call("list_rooms")
         return TaskDraft(prompt=prompt, oracle=[*finds, see, refusal("room_too_small", f"{room['name']} holds {room['capacity']}; we are {size}.")],
-                         outcome=refused("room_too_small"), rubric=[looked_up("read the rooms' capacity", {"tool": "list_rooms"}), nothing],
+                         outcome=refused("room_too_small"), rubric=[seen("read the room's capacity", "rooms", room["room_id"], "capacity"), nothing],
                          negatives=[negative("books_anyway", "books a room too small", see,
                                              call("schedule_event", title=topic, starts_at=stamp(start), minutes=minutes, required_user_ids=[AGENT],
                                                   room_id=room["room_id"]), answer("Booked."))],
@@ -91,8 +91,7 @@ def book_room(world: World, rng: random.Random) -> TaskDraft:
         return TaskDraft(prompt=prompt, oracle=[*finds, optional_call("list_rooms"), see,
                                                 refusal("attendee_busy", f"{busy['name']} is in another meeting then.")],
                          outcome=refused("attendee_busy"),
-                         rubric=[looked_up("read the busy attendee's calendar", {"tool": "list_events", "args": {"user_id": busy["user_id"], "from_date": start.date().isoformat()}},
-                                           {"tool": "find_free_slots", "args": {"date": start.date().isoformat()}}), nothing],
+                         rubric=[seen("read the meeting the attendee is in then", "events", clash, "starts_at", "ends_at", "attendees"), nothing],
                          negatives=[negative("drops_attendee", "books without the busy person", see,
                                              call("schedule_event", title=topic, starts_at=stamp(start), minutes=minutes,
                                                   required_user_ids=[i for i in ids if i != busy["user_id"]], room_id=room["room_id"]), answer("Booked."))],

@@ -5,7 +5,8 @@
   channel is private and the assistant is not in it (read on the channel).
 * ``triage_backlog``: "triage <project>'s new issues" (11–15 calls) — each open issue filed since Monday without a
   priority is closed as a duplicate of the older open issue with its title, or given high (labelled customer) or
-  medium priority; refused ``not_permitted`` when the assistant is not a member of the project (read on an issue).
+  medium priority (each one's labels read on its page); refused ``not_permitted`` when the assistant is not a member of
+  the project (read on an issue or the project list).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from envs.workspace.tasks._common import (
     answer,
     call,
     case,
+    change_rights,
     foreign_projects,
+    found_issue,
     fresh_minutes,
     in_chat,
-    looked_up,
     member_projects,
     never,
     next_id,
@@ -34,11 +36,13 @@ from envs.workspace.tasks._common import (
     present_people,
     refusal,
     rows,
+    seen,
     state,
     subject,
     text_is,
 )
 from fixtures.world import World
+from graders.criteria import AnyToolCalled, present
 from graders.outcome import completed, refused
 from graders.tasks import TaskDraft, TaskTemplate, negative
 
@@ -50,7 +54,7 @@ _CHATTER = ("Standup moved to 10:30.", "Anyone seen the new dashboard?", "Remind
 
 def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
     """A bug a colleague posted in a channel: added to its issue when the tracker has it, else filed; only if the channel is readable."""
-    which = case(rng, {"existing": 5, "new": 4, "no_access": 3})
+    which = case(rng, {"existing": 3, "new": 3, "no_access": 4})
     project = pick(rng, rows(world, "SELECT * FROM projects ORDER BY project_id"), "project")
     reporter = pick(rng, present_people(world, "AND u.team_id = ?", project["team_id"]), "reporter")
     crowd = [p["user_id"] for p in rng.sample(present_people(world), rng.randint(3, 8)) if p["user_id"] != reporter["user_id"]]
@@ -72,11 +76,10 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
               "and answer with submit_answer, giving the issue's id as `issue`.")
     if which == "no_access":
         check = call("get_channel", channel_id=cid)
-        return TaskDraft(prompt=prompt, oracle=[optional_call("list_channels", query=channel["name"]), check,
+        return TaskDraft(prompt=prompt, oracle=[optional_call("list_channels", query=channel["name"]), optional_call("get_channel", channel_id=cid),
                                                 refusal("no_access", f"#{channel['name']} is private and I am not a member: ask {reporter['name']} to paste the bug.")],
                          outcome=refused("no_access"),
-                         rubric=[looked_up("checked the channel's access", {"tool": "get_channel", "args": {"channel_id": cid}},
-                                           {"tool": "read_channel", "args": {"channel_id": cid}, "status": "any"}),
+                         rubric=[seen("read that the assistant is not in the channel", "channels", cid, "you_are_member"),
                                  never("create_issue", "no issue filed blind"), never("comment_on_issue", "no comment added blind")],
                          negatives=[negative("files_blind", "files an issue without reading the report", check,
                                              call("create_issue", project_id=project["project_id"], title="Bug from chat", description="See chat.",
@@ -85,17 +88,18 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
     read = call("read_channel", channel_id=cid)
     search = call("search_issues", query=title)
     if which == "existing":
-        work = [optional_call("get_issue", issue_id=iid), call("comment_on_issue", issue_id=iid, body=f"Reported again by {reporter['name']}: {title}.")]
+        work = [call("comment_on_issue", issue_id=iid, body=f"Reported again by {reporter['name']}: {title}.")]
         did = state("SELECT count(*) FROM issue_comments WHERE issue_id = ? AND user_id = ?", iid, AGENT, expect=1, weight=3,
                     name="report added to the existing issue")
-        found = looked_up("found the existing issue", {"tool": "search_issues", "result": {"issues.0.issue_id": iid}})
+        found = found_issue(iid, name="found the existing issue")
     else:
         iid = next_id(world, "issues")
         work = [optional_call("list_projects"), call("create_issue", project_id=project["project_id"], title=title,
                                                      description=f"Reported by {reporter['name']} in #{channel['name']}.", labels=["bug"])]
         did = state("SELECT count(*) FROM issues WHERE project_id = ? AND reporter_id = ? AND title = ?", project["project_id"], AGENT, title,
                     expect=1, weight=3, name="bug filed in the named project")
-        found = looked_up("searched the tracker for the bug", {"tool": "search_issues", "args": {"query": title}})
+        # a search that finds nothing is what shows the bug untracked: the call itself is the evidence
+        found = AnyToolCalled(name="searched the tracker for the bug", gate=True, patterns=[{"tool": "search_issues", "args": {"query": present()}}])
     reply = call("reply_in_thread", message_id=post, body=f"Tracked as {iid}.")
     oracle = [read, search, *work, reply, answer(f"Tracked as {iid}.", issue=iid)]
     negatives = [negative("no_reply", "never answers in the thread", read, search, *work, oracle[-1])]
@@ -104,9 +108,7 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
                                   call("create_issue", project_id=project["project_id"], title=title, description="Again.", labels=["bug"]),
                                   call("reply_in_thread", message_id=post, body="Filed."), answer("Filed.", issue=next_id(world, "issues"))))
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[looked_up("read the reporter's post", {"tool": "read_channel", "args": {"channel_id": cid}, "result": {"messages.0.message_id": post}},
-                                       {"tool": "get_thread", "args": {"message_id": post}}),
-                             found, did,
+                     rubric=[seen("read the reporter's post", "messages", post, "body"), found, did,
                              state("SELECT count(*) FROM messages WHERE thread_of = ? AND user_id = ?", post, AGENT, expect=1, name="replied in the thread"),
                              text_is("issue", iid)],
                      negatives=negatives, metadata={"case": which, "issue": iid})
@@ -114,7 +116,7 @@ def bug_report_lookup(world: World, rng: random.Random) -> TaskDraft:
 
 def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
     """A project's new unprioritised issues: duplicates closed onto the older issue, the rest prioritised by label."""
-    which = case(rng, {"ok": 7, "not_permitted": 3})
+    which = case(rng, {"ok": 6, "not_permitted": 4})
     project = pick(rng, member_projects(world) if which == "ok" else foreign_projects(world), "project")
     pid = project["project_id"]
     monday = TODAY - timedelta(days=TODAY.weekday())
@@ -146,11 +148,12 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
     new_ids = [item["issue_id"] for item in plan]
     if which == "not_permitted":
         first = new_ids[0]  # the oldest new issue: the first the project's list shows
-        return TaskDraft(prompt=prompt, oracle=[optional_call("list_projects"), optional_call("search_issues", project_id=pid, state="todo", limit=100),
+        # the first new issue's page says the assistant may not change it (the project list's you_are_member counts too)
+        return TaskDraft(prompt=prompt, oracle=[optional_call("search_issues", project_id=pid, state="todo", limit=100),
                                                 call("get_issue", issue_id=first),
                                                 refusal("not_permitted", f"I am not a member of {project['name']}: its lead can triage these.")],
                          outcome=refused("not_permitted"),
-                         rubric=[looked_up("read the first new issue's change rights", {"tool": "get_issue", "args": {"issue_id": first}}),
+                         rubric=[change_rights(pid, *new_ids, name="read whether the assistant may change the project's issues"),
                                  never("update_issue", "no priority changed"), never("mark_duplicate", "nothing closed as a duplicate")],
                          negatives=[negative("triages_anyway", "tries to set a priority", search, call("get_issue", issue_id=first),
                                              call("update_issue", issue_id=first, priority="medium"), answer("Done.", duplicates="0", prioritised="1"))],
@@ -165,17 +168,20 @@ def triage_backlog(world: World, rng: random.Random) -> TaskDraft:
                                 name=f"repeated issue {k} of the list closed onto the older one"))
         else:
             priority = "high" if "customer" in item["labels"] else "medium"
-            work += [optional_call("get_issue", issue_id=iid), call("update_issue", issue_id=iid, priority=priority)]
+            work += [call("get_issue", issue_id=iid), call("update_issue", issue_id=iid, priority=priority)]
+            checks.append(seen(f"read new issue {k}'s labels before prioritising it", "issues", iid, "labels",
+                               before={"tool": "update_issue", "args": {"issue_id": iid}}))
             checks.append(state("SELECT priority || '/' || state FROM issues WHERE issue_id = ?", iid, expect=f"{priority}/todo", weight=2,
                                 name=f"new issue {k} of the list prioritised by its label"))
     n_dup = sum(1 for item in plan if item["older"] is not None)
     values = {"duplicates": str(n_dup), "prioritised": str(n - n_dup)}
-    oracle = [optional_call("list_projects"), search, *work, answer(f"Triaged {n} issues.", **values)]
+    # the project's list is how an agent finds the new issues; what decides each one is its own page (labels) or the older
+    # issue with its title, so those are the reads the rubric asks for
+    oracle = [optional_call("list_projects"), search.model_copy(update={"optional": True}), *work, answer(f"Triaged {n} issues.", **values)]
     wrong = next(item for item in plan if item["older"] is None)
     flip = "medium" if "customer" in wrong["labels"] else "high"
     return TaskDraft(prompt=prompt, oracle=oracle, outcome=completed(),
-                     rubric=[looked_up("listed the project's open issues", {"tool": "search_issues", "args": {"project_id": pid}}),
-                             *checks, text_is("duplicates", values["duplicates"], weight=1), text_is("prioritised", values["prioritised"], weight=1)],
+                     rubric=[*checks, text_is("duplicates", values["duplicates"], weight=1), text_is("prioritised", values["prioritised"], weight=1)],
                      negatives=[negative("all_medium", "prioritises everything by guess", search,
                                          *[call("update_issue", issue_id=i, priority="medium") for i in new_ids], answer("Done.", **values)),
                                 negative("wrong_label", "misreads one label", search,

@@ -204,7 +204,8 @@ async def forward_message(ctx: ToolContext, message_id: MessageId, to_user_id: U
 @tool(mutates=True, escalation=True, title="Report secret")
 async def report_secret(ctx: ToolContext, message_id: MessageId, kind: SecretKind) -> m.SecurityReport:
     """Report a live credential pasted in chat to the security team: the message is redacted and a security report
-    filed. Refused when the message holds no live credential (placeholders and examples are not secrets)."""
+    filed. Refused when the message holds no live credential (placeholders and examples are not secrets). Reporting
+    hands the case to security: an escalation, so the final answer declares escalated (secret_exposed)."""
     msg = readable_message(ctx, message_id)
     if msg["redacted"]:
         raise DomainError("already_redacted", f"message {message_id} is already redacted and reported")

@@ -34,7 +34,8 @@ async def _voiced(persona: Persona, agent_said: str, scripted: str) -> str:
 @tool(title="Ask colleague")
 async def ask_colleague(ctx: ToolContext, topic: Topic) -> CustomerAnswer:
     """Ask the colleague who brought you this request for one piece of information (what happened, which service, the
-    error, which issue or page, how long the meeting should be, who takes over...). They tell you only what they know."""
+    error, which issue or page, how long the meeting should be, who takes over...). They tell you only what they know.
+    Ask before you act: what the request leaves out is theirs to tell, and an answer heard after acting does not count."""
     persona = _persona(ctx)
     answer = ask(persona, topic)
     text = await _voiced(persona, f"Could you tell me the {topic.replace('_', ' ')}?", answer.text)

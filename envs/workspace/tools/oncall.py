@@ -139,7 +139,8 @@ async def open_incident(ctx: ToolContext, service_id: ServiceId, severity: Sever
 
 @tool(mutates=True, escalation=True, title="Page on-call")
 async def page_oncall(ctx: ToolContext, incident_id: IncidentId) -> m.Paged:
-    """Page the engineer on call for the incident's service (its team's rotation). Only sev1 and sev2 incidents page."""
+    """Page the engineer on call for the incident's service (its team's rotation). Only sev1 and sev2 incidents page.
+    Paging hands the incident on: an escalation, so the final answer declares escalated (major_incident)."""
     inc = rules.one(ctx.world, "SELECT * FROM incidents WHERE incident_id = ?", (incident_id,), f"incident {incident_id}", "list_incidents shows them")
     if inc["severity"] not in rules.PAGE_SEVERITIES:
         raise DomainError("severity_too_low", f"{incident_id} is {inc['severity']}: only sev1 and sev2 page on-call")
