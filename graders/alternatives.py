@@ -114,8 +114,10 @@ def _scalars(value: Any, out: dict[str, set[Any]], depth: int = 0) -> None:
             _scalars(item, out, depth + 1)
 
 
-def _values_for(param: str, vocabulary: Mapping[str, set[Any]]) -> list[Any]:
-    """Candidate values of an argument named ``param``: same-named fields, id suffixes, names for a query."""
+def _values_for(param: str, vocabulary: Mapping[str, set[Any]], first: frozenset[str] = frozenset()) -> list[Any]:
+    """Candidate values of an argument named ``param``: same-named fields, id suffixes, names for a query; values in
+    ``first`` (the keys of the rows the gates need) ahead of the others, so a busy record's many ids never crowd
+    out the deciding one."""
     found: list[Any] = []
     if param in vocabulary:
         found += sorted(vocabulary[param], key=str)
@@ -128,26 +130,26 @@ def _values_for(param: str, vocabulary: Mapping[str, set[Any]]) -> list[Any]:
         for key in _NAME_FIELDS:
             found += sorted((v for v in vocabulary.get(key, ()) if isinstance(v, str)), key=str)
     unique: list[Any] = []
-    for value in found:
+    for value in sorted(found, key=lambda v: str(v) not in first):  # stable: the order above within each group
         if value not in unique:
             unique.append(value)
     return unique[:6]
 
 
-def _candidate_arguments(spec: ToolSpec, vocabulary: Mapping[str, set[Any]]) -> list[dict[str, Any]]:
+def _candidate_arguments(spec: ToolSpec, vocabulary: Mapping[str, set[Any]], first: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """Argument sets for ``spec`` drawn from ``vocabulary``: required ones filled, then each optional one alone."""
     schema = spec.input_schema
     properties = list(schema.get("properties", {}))
     required = [p for p in schema.get("required", []) if p in properties]
     optional = [p for p in properties if p not in required and p not in ("limit", "offset")]
-    choices = [_values_for(p, vocabulary) for p in required]
+    choices = [_values_for(p, vocabulary, first) for p in required]
     if any(not c for c in choices):
         return []
     bases = [dict(zip(required, combo)) for combo in itertools.islice(itertools.product(*choices), 8)]
     sets: list[dict[str, Any]] = list(bases)
     for base in bases[:2]:
         for param in optional:
-            sets += [{**base, param: value} for value in _values_for(param, vocabulary)[:3]]
+            sets += [{**base, param: value} for value in _values_for(param, vocabulary, first)[:3]]
     valid: list[dict[str, Any]] = []
     for arguments in sets:
         try:
@@ -214,11 +216,12 @@ async def _alternatives(episode: Any, environment: Environment, step: ToolCall, 
     """Other read calls equivalent to ``step`` for the rubric's ``seen`` gates (other tools first)."""
     found: list[ToolCall] = []
     own = _key(step)
+    first = frozenset(key for gate in gates for alternative in gate.any_of for key in alternative.keys)
     for name in sorted(environment.tool_specs, key=lambda n: (n == step.tool, n)):
         spec = environment.tool_specs[name]
         if not _is_read(spec) or not _shows_rows(spec):
             continue
-        for arguments in _candidate_arguments(spec, vocabulary):
+        for arguments in _candidate_arguments(spec, vocabulary, first):
             candidate = ToolCall(tool=name, arguments=arguments)
             if _key(candidate) == own:
                 continue

@@ -60,17 +60,21 @@ class RowView:
     """Model field → fact name, where a model calls a fact something else than the other views of the row do."""
     exclude: frozenset[str] = frozenset()
     """Fields that are not facts of the row (e.g. a page cursor carried on a row model)."""
+    null_shown: frozenset[str] = frozenset()
+    """Fields whose null is itself a fact the view shows (``open_incident_id``: none is open), not a field left out."""
 
     def fact(self, model_field: str) -> str:
         """The fact name under which ``model_field`` is shown."""
         return self.names.get(model_field, model_field)
 
 
-def row_view(table: str, *key: str, names: Mapping[str, str] | None = None, exclude: Iterable[str] = ()) -> Any:
+def row_view(table: str, *key: str, names: Mapping[str, str] | None = None, exclude: Iterable[str] = (),
+             null_shown: Iterable[str] = ()) -> Any:
     """Class decorator: the model is a view of one row of ``table`` whose key is held by the fields ``key``.
 
     Example: ``@row_view("accounts", "account_id")`` on ``Account``; every non-null field of an ``Account`` in
-    a result is then a fact shown of that account. Why a decorator: it only marks the model (like ``@tool``
+    a result is then a fact shown of that account, and so is each field of ``null_shown`` present with a null
+    (the view says "none": a service with no open incident). Why a decorator: it only marks the model (like ``@tool``
     marks a function); :func:`result_plan` reads the mark once per tool.
 
     Raises:
@@ -83,7 +87,8 @@ def row_view(table: str, *key: str, names: Mapping[str, str] | None = None, excl
         missing = [k for k in key if k not in model.model_fields]
         if missing:
             raise TypeError(f"@row_view({table!r}) on {model.__name__}: no field {', '.join(map(repr, missing))} holds the key")
-        model.__toolgym_row__ = RowView(table=table, key=tuple(key), names=dict(names or {}), exclude=frozenset(exclude))  # type: ignore[attr-defined]
+        model.__toolgym_row__ = RowView(table=table, key=tuple(key), names=dict(names or {}), exclude=frozenset(exclude),  # type: ignore[attr-defined]
+                                        null_shown=frozenset(null_shown))
         return model
 
     return mark
@@ -170,7 +175,7 @@ def _walk(plan: ResultPlan, value: Any, out: dict[tuple[str, str], set[str]], de
         parts = [value.get(k) for k in view.key]
         if all(p is not None and not isinstance(p, dict | list) for p in parts):
             facts = out.setdefault((view.table, row_key(*parts)), set())
-            facts.update(view.fact(n) for n in plan.fields if value.get(n) is not None)
+            facts.update(view.fact(n) for n in plan.fields if value.get(n) is not None or (n in view.null_shown and n in value))
     for name, child in plan.children.items():
         if name in value:
             _walk(child, value[name], out, depth + 1)

@@ -346,7 +346,7 @@ class OnCall(_Frozen):
     upcoming: list[Shift]
 
 
-@row_view("services", "service_id")
+@row_view("services", "service_id", null_shown=("open_incident_id",))
 class Service(_Frozen):
     service_id: str
     name: str

@@ -71,12 +71,13 @@ def test_a_row_view_names_its_key_fields() -> None:
         class Thing(BaseModel):
             name: str
 
-    @row_view("pairs", "left", "right", names={"score": "points"}, exclude=("note",))
+    @row_view("pairs", "left", "right", names={"score": "points"}, exclude=("note",), null_shown=("winner",))
     class Pair(BaseModel):
         left: str
         right: int
         score: int | None = None
         note: str = ""
+        winner: str | None = None
 
     class Page(BaseModel):
         pairs: list[Pair]
@@ -87,6 +88,8 @@ def test_a_row_view_names_its_key_fields() -> None:
     assert isinstance(plan, ResultPlan)
     shown = shown_rows(plan, {"pairs": [{"left": "a", "right": 2, "score": None, "note": "n"}, {"left": "b", "right": 3, "score": 5}]})
     assert shown == {("pairs", "a|2"): frozenset({"left", "right"}), ("pairs", "b|3"): frozenset({"left", "right", "points"})}
+    # a null the view declares meaningful ("no winner yet") is shown; one merely absent is not
+    assert shown_rows(plan, {"pairs": [{"left": "a", "right": 2, "winner": None}]})[("pairs", "a|2")] == {"left", "right", "winner"}
 
 
 async def test_seen_passes_whichever_tool_showed_the_fact(manager: EpisodeManager) -> None:
