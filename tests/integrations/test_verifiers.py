@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 
 from clients.rl import open_episode
 from servers.http import HttpServer, running_http
@@ -39,6 +40,7 @@ async def _toolgym_grade(task: str, calls: list[dict[str, Any]]) -> Any:
         return (await episode.finish()).grade
 
 
+@pytest.mark.slow
 async def test_vf_eval_rewards_equal_toolgyms_grades(verifiers_venv: Venv, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
         scripts: dict[str, list[dict[str, Any]]] = {}
@@ -108,6 +110,7 @@ def test_criterion_means_count_only_the_rollouts_where_a_criterion_applied() -> 
     assert round(dashboard, 2) == 0.08
 
 
+@pytest.mark.slow
 async def test_vf_eval_without_a_token_is_one_line(verifiers_venv: Venv, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
         argv = [

@@ -70,6 +70,7 @@ async def _grade_calls(template_id: str, seed: int, calls: list[ToolCall]) -> Gr
         manager.close_all()
 
 
+@pytest.mark.slow
 async def test_metaeval_every_template_two_seeds() -> None:
     """Oracle 1.0 with no tool error; no-op, every negative and every generated attack fail; constant policies
     earn nothing; determinism — for all templates × 2 seeds (CI's `toolgym check finance --seeds 20` does 20)."""

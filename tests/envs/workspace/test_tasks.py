@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections import Counter
 
 import anyio
+import pytest
 
 from envs.workspace import environment
 from envs.workspace.tasks import TEMPLATES
 from graders.metaeval import check_environment
 
 
+@pytest.mark.slow
 async def test_metaeval_every_template_one_seed() -> None:
     with anyio.fail_after(900):
         report = await check_environment(environment, seeds=1)
