@@ -14,7 +14,8 @@ from tests.tiers import pytest_collection_modifyitems, pytest_configure, pytest_
 from tests.toy_env import environment as toy_environment
 from tests.toy_env import faulty_environment
 
-__all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_xdist_auto_num_workers"]  # hooks of tests/tiers.py
+# tests/tiers.py's hooks, registered by being names of this conftest
+__all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_xdist_auto_num_workers"]
 
 
 @pytest.fixture(scope="session", autouse=True)

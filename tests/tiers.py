@@ -1,8 +1,8 @@
 """How the suite is split and scheduled: the quick tier, the worker count, the order modules are sent in.
 
 - **Tiers.** ``@pytest.mark.slow`` marks a test that costs seconds (a virtual environment or npm tool from the
-  registry, a Ray cluster, a browser, a subprocess-heavy scenario, a grader check over many templates or
-  seeds). ``python -m pytest -m "not slow"`` is the quick tier, the inner loop; ``python -m pytest`` is the
+  registry, a Ray cluster, a grader check over many templates or seeds, a generated environment, a timeout
+  waited out). ``python -m pytest -m "not slow"`` is the quick tier, the inner loop; ``python -m pytest`` is the
   whole suite, which CI runs. Every test module keeps at least one quick test (``tests/test_tiers.py``), and
   a run prints which quick tests took longer than :data:`QUICK_BUDGET` seconds, to be marked or made cheaper.
 - **Workers.** ``-n auto`` (pyproject's ``addopts``) asks :func:`pytest_xdist_auto_num_workers`: one worker
@@ -85,7 +85,8 @@ class _QuickBudget:
         over = sorted(((s, n) for n, s in self.seconds.items() if s > QUICK_BUDGET), reverse=True)
         if not over:
             return
-        terminalreporter.write_sep("-", f"quick-tier tests over {QUICK_BUDGET:g} s (mark them @pytest.mark.slow or make them cheaper)")
+        advice = "mark them @pytest.mark.slow or make them cheaper; on a busy machine, all run longer"
+        terminalreporter.write_sep("-", f"quick-tier tests over {QUICK_BUDGET:g} s of wall clock ({advice})")
         for seconds, nodeid in over[:15]:
             terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
         if len(over) > 15:

@@ -37,7 +37,8 @@ def _error(protocol: Protocol, message: str, code: str | None = None) -> dict[st
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_waiting_on_the_provider_never_uses_the_agents_time(tmp_path: Path, protocol: Protocol) -> None:
     first, *rest = solution(protocol)
-    script = [Reply(_error(protocol, "slow down"), status=429, headers={"retry-after": "2"}), Reply(first.body, delay=1.5), *rest]
+    slow_down = Reply(_error(protocol, "slow down"), status=429, headers={"retry-after": "2"})
+    script = [slow_down, Reply(first.body, delay=1.5), *rest]
     limits = Limits(episode_timeout=3.0, provider_timeout=60, request_timeout=30, max_retries=2)
     outcome = await run_llm(tmp_path / "run", script, protocol, limits=limits, sleep=None)
     line = outcome.line
@@ -51,7 +52,7 @@ async def test_stalls_during_retries_are_not_the_agents_timeout(tmp_path: Path) 
     script = [Reply(openai_message("late"), delay=NEVER) for _ in range(3)] + solution("openai")
     limits = Limits(episode_timeout=3.0, provider_timeout=60, request_timeout=1.5, max_retries=4)
     outcome = await run_llm(tmp_path / "run", script, limits=limits, sleep=None)
-    assert (outcome.line.status, outcome.line.passed) == ("graded", True)  # 4.5 s of timed-out requests: not the agent's
+    assert (outcome.line.status, outcome.line.passed) == ("graded", True)  # 4.5 s of timed-out requests: not its time
     assert outcome.line.provider_wait_ms >= 4500
     assert len(outcome.provider.requests) == 6
 

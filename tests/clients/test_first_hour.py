@@ -64,7 +64,8 @@ async def test_ray_at_an_address_nobody_listens_on_fails_within_seconds_with_one
     sock = _closed_port()
     address = f"127.0.0.1:{sock.getsockname()[1]}"
     try:
-        status, out, err = await _toolgym("run", TOY, "--ray", address, "--quiet", "--out", str(tmp_path / "run"), timeout=300)
+        argv = ("run", TOY, "--ray", address, "--quiet", "--out", str(tmp_path / "run"))
+        status, out, err = await _toolgym(*argv, timeout=300)
     finally:
         sock.close()
     assert status == 2, (out, err)

@@ -31,7 +31,7 @@ TASKS = "pay_back,report_balance"
 
 pytestmark = [
     needs_sandbox,
-    pytest.mark.slow(reason="each test builds (once, cached) an agent's own virtual environment or npm package from the registry"),
+    pytest.mark.slow(reason="each test builds (once, cached) an agent's virtual environment or npm package from the registry"),
 ]
 
 

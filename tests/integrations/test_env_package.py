@@ -16,7 +16,7 @@ import pytest
 from tests.integrations.env_package import ENV_NAME, PACKAGE, write_env_package
 from tests.integrations.venvs import Venv
 
-pytestmark = pytest.mark.slow(reason="a wheel built and run in toolgym's own virtual environment, built once from the registry")
+pytestmark = pytest.mark.slow(reason="a wheel built and run in toolgym's own virtual environment, from the registry")
 
 
 def _run(venv: Venv, argv: list[str], cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -47,7 +47,8 @@ def installed(toolgym_venv: Venv, tmp_path_factory: pytest.TempPathFactory) -> I
     wheel = glob.glob(str(root / "dist" / "tiny_bank_env-*.whl"))
     assert len(wheel) == 1, wheel
     site = root / "site"
-    done = _run(toolgym_venv, [toolgym_venv.python, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), wheel[0]], root)
+    install = ["-m", "pip", "install", "-q", "--no-deps", "--target", str(site), wheel[0]]
+    done = _run(toolgym_venv, [toolgym_venv.python, *install], root)
     assert done.returncode == 0, done.stderr
     return Installed(toolgym_venv.path, site)
 

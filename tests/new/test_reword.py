@@ -109,11 +109,12 @@ def test_the_endpoint_failing_keeps_the_original() -> None:
 
     async def scenario() -> list[tuple[str | None, str]]:
         out = []
-        script = [Reply(status=500), Reply(status=503), Reply(openai_message("x"), delay=NEVER), Reply(raw=b"<html>oops"),
+        script = [Reply(status=500), Reply(status=503), Reply(openai_message("x"), delay=NEVER), Reply(raw=b"<html>"),
                   Reply({"choices": []}), Reply(status=502), Reply(openai_message("Could you cancel {subject}, please?"))]
         async with running_provider(script) as provider:
             # 2 s: a scripted reply comes in milliseconds even on a busy machine; the stalled one never does
-            config = RewordConfig(base_url=provider.url + "/v1", model="m", api_key_env=None, timeout=2.0, retries=1, backoff=0)
+            url = provider.url + "/v1"
+            config = RewordConfig(base_url=url, model="m", api_key_env=None, timeout=2.0, retries=1, backoff=0)
             for _ in range(4):  # 500 then 503; a timeout then HTML; no choices then 502; a good answer
                 out.append(await anyio.to_thread.run_sync(config.ask, template))
         dead = RewordConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key_env=None, timeout=0.5, retries=0)

@@ -21,7 +21,7 @@ from envs.finance import environment as finance
 from servers.http import running_http
 from tests.integrations.venvs import ensure_npm
 
-pytestmark = pytest.mark.slow(reason="the MCP conformance suite, an npm package built once from the registry, run twice")
+pytestmark = pytest.mark.slow(reason="the MCP conformance suite, an npm package from the registry, run twice")
 
 CONFORMANCE = "@modelcontextprotocol/conformance@0.1.10"
 RUNS = 2
