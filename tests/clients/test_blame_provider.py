@@ -29,12 +29,21 @@ def _error(protocol: Protocol, message: str, code: str | None = None) -> dict[st
 
 
 # Real waits, sized for a busy machine: the agent's own time in these episodes (connect, list tools, two calls) is
-# ~30 ms on an idle core and can reach a second under load (a process's first episode), so an agent budget is
-# seconds, the provider's waits are longer than it, and a reply that must time out never comes (NEVER).
+# ~30 ms on an idle core and a few tenths of a second under heavy load, so an agent budget is seconds, the
+# provider's waits are longer than it, and a reply that must time out never comes (NEVER).
+
+
+@pytest.fixture
+async def warm(tmp_path: Path) -> None:
+    """An untimed episode of each protocol first, so a timed one is never its process's first: that one imports
+    and loads what later ones reuse, seconds of the agent's own time on a busy machine."""
+    for protocol in PROTOCOLS:
+        await run_llm(tmp_path / f"warm-{protocol}", solution(protocol), protocol)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.usefixtures("warm")
 async def test_waiting_on_the_provider_never_uses_the_agents_time(tmp_path: Path, protocol: Protocol) -> None:
     first, *rest = solution(protocol)
     slow_down = Reply(_error(protocol, "slow down"), status=429, headers={"retry-after": "2"})
@@ -48,6 +57,7 @@ async def test_waiting_on_the_provider_never_uses_the_agents_time(tmp_path: Path
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("warm")
 async def test_stalls_during_retries_are_not_the_agents_timeout(tmp_path: Path) -> None:
     script = [Reply(openai_message("late"), delay=NEVER) for _ in range(3)] + solution("openai")
     limits = Limits(episode_timeout=3.0, provider_timeout=60, request_timeout=1.5, max_retries=4)
