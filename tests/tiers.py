@@ -67,7 +67,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         modules[item.nodeid.split("::", 1)[0]].append(item)
     heavy = [name for name, group in modules.items() if any(_is_slow(i) for i in group)]
-    light = [name for name in modules if name not in set(heavy)]
+    light = [name for name in modules if name not in heavy]
     items[:] = [item for name in heavy + light for item in modules[name]]
 
 
