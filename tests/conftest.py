@@ -1,4 +1,5 @@
-"""Shared test fixtures: the toy environment's managers and episodes (every test starts from a fresh world)."""
+"""Shared test fixtures: the toy environment's managers and episodes (every test starts from a fresh world); the
+suite's tiers and parallel scheduling (``tests/tiers.py``)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,27 @@ from collections.abc import Iterator
 import pytest
 
 from servers.episodes import Episode, EpisodeManager
+from tests.session_cache import session_root
+from tests.tiers import pytest_collection_modifyitems, pytest_configure, pytest_xdist_auto_num_workers
 from tests.toy_env import environment as toy_environment
 from tests.toy_env import faulty_environment
+
+# tests/tiers.py's hooks, registered by being names of this conftest
+__all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_xdist_auto_num_workers"]
 
 
 @pytest.fixture(scope="session", autouse=True)
 def template_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Templates cached on disk for this run only (never the user's ~/.cache), shared with server subprocesses.
+    """Templates cached on disk for this run only (never the user's ~/.cache), shared with server subprocesses
+    and with every xdist worker of the run: a template one worker built, the others load (writes are atomic).
 
     A cache directory given by the caller (e.g. CI's ``TOOLGYM_CACHE_DIR``) is kept, so it can persist.
     """
     given = os.environ.get("TOOLGYM_CACHE_DIR")
-    directory = given or str(tmp_path_factory.mktemp("toolgym-cache"))
+    directory = given
+    if directory is None:
+        directory = str(session_root(tmp_path_factory) / "toolgym-cache")
+        os.makedirs(directory, exist_ok=True)
     os.environ["TOOLGYM_CACHE_DIR"] = directory
     yield directory
     if given is None:

@@ -12,6 +12,8 @@ from servers import load_environment
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 pytest_plugins = ["pytester"]
+CHECKED_TEMPLATE = "large_wire"
+"""The one finance template the pytest-plugin snippet's ``toolgym_check`` runs on here (its first test plays it too)."""
 
 
 def python_blocks() -> list[str]:
@@ -35,6 +37,19 @@ def test_the_pytest_plugin_snippet_passes_in_a_project_without_configuration(pyt
     block = next(b for b in python_blocks() if "toolgym_episode" in b)
     pytester.makepyfile(test_snippet=block)
     pytester.makeini("[pytest]\n")
+    # The snippet's check of every finance template on 2 seeds is tests/envs/finance/test_tasks.py's work (and
+    # CI's, on 20 seeds): here the plugin's own fixture runs it on one template, so this test proves what it is
+    # about — the snippet's tests are collected, run and pass without configuration — in seconds, not a minute.
+    pytester.makeconftest(f"""
+import functools
+
+import pytest
+
+
+@pytest.fixture
+def toolgym_check(toolgym_check):
+    return functools.partial(toolgym_check, templates=[{CHECKED_TEMPLATE!r}])
+""")
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
 
@@ -165,15 +180,18 @@ def test_the_gymnasium_snippet_plays_the_seed_it_is_given() -> None:
 
 
 def test_readme_says_what_the_tests_cost() -> None:
-    """How long the suite takes, and the adapter environments it builds, where and how big."""
+    """How long the suite and its quick tier take, and the adapter environments it builds, where and how big."""
     from tests.integrations.venvs import cache_dir
 
     assert str(cache_dir()) == str(Path.home() / ".cache" / "toolgym" / "test-venvs") or "TOOLGYM_TEST_VENVS" in __import__("os").environ
     assert "~/.cache/toolgym/test-venvs" in README and "TOOLGYM_TEST_VENVS" in README
     assert re.search(r"~\d+(\.\d+)? GB under `~/.cache/toolgym/test-venvs`", README)
     assert re.search(r"python -m pytest\s+# the whole suite: .*\d+ minutes on 2 cores", README)
+    assert re.search(r'python -m pytest -m "not slow"\s+# the quick tier: .*\d+ minutes on 2 cores', README)
+    assert "tests/README.md" in README  # the tiers, the workers, the marker rules
 
 
+@pytest.mark.slow
 def test_readme_gives_a_quick_check_and_says_how_long_the_full_one_takes() -> None:
     tour = next(b for b in re.findall(r"```bash\n(.*?)```", README, flags=re.S) if "A 30-second" in README and "toolgym envs" in b)
     checks = [line for line in tour.splitlines() if line.startswith("toolgym check finance")]

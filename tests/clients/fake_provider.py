@@ -41,7 +41,12 @@ __all__ = [
     "openai_error",
     "anthropic_error",
     "Validator",
+    "NEVER",
 ]
+
+NEVER = 3600.0
+"""A ``Reply.delay`` no request waits out: the reply would come only when the provider shuts down. A test of a
+timeout stalls this long, so the timeout fires however busy the machine is, and costs no more than the timeout."""
 
 Validator = Callable[[Any], str | None]
 """Reads a request body; returns what is wrong with its conversation, or None."""
@@ -170,7 +175,7 @@ async def running_provider(
     provider.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):  # a guard against a hang, sized for a busy machine
             await server.ready.wait()
         try:
             yield provider

@@ -23,7 +23,9 @@ needs_sandbox = pytest.mark.skipif(
 )
 """For tests of ``cmd:`` agents under the default sandbox: skipped where bubblewrap cannot run, except in CI."""
 
-FAST_LIMITS = Limits(max_turns=8, episode_timeout=30.0, request_timeout=0.5, max_retries=3)
+FAST_LIMITS = Limits(max_turns=8, episode_timeout=30.0, request_timeout=1.5, max_retries=3)
+"""Limits for agent tests: a request times out in 1.5 s — a scripted reply comes in milliseconds, even on a busy
+machine, and one meant to time out never comes (``fake_provider.NEVER``)."""
 
 
 @asynccontextmanager

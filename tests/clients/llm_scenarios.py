@@ -124,12 +124,13 @@ async def run_llm(
     backoff: Backoff = QUICK,
     seeds: str = "0",
     rerun_sleep: Any = no_wait,
-    timeout: float = 30,
+    timeout: float = 120,
     server: Any = None,
 ) -> Outcome:
     """Run ``report_balance`` with an LLM agent of ``protocol`` against a scripted provider, through the runner.
 
     Args:
+        timeout: a guard against a hang, sized for a busy machine (an episode takes well under a second idle).
         server: a running ``servers.http`` server to run the episode on (default: in this process).
     """
     with anyio.fail_after(timeout):

@@ -13,7 +13,7 @@ from clients.agents._provider import Backoff, retry_after_seconds
 from clients.agents.anthropic import ANTHROPIC_VERSION, AnthropicAgent
 from clients.errors import ProviderError
 from servers.record import MessageEvent
-from tests.clients.fake_provider import Reply, anthropic_message, running_provider
+from tests.clients.fake_provider import NEVER, Reply, anthropic_message, running_provider
 from tests.clients.helpers import toy_session
 
 
@@ -39,7 +39,7 @@ async def test_native_tool_use_loop_with_overload_and_timeout() -> None:
                 ]
             )
         ),
-        Reply(anthropic_message([{"type": "text", "text": "late"}]), delay=0.8),
+        Reply(anthropic_message([{"type": "text", "text": "late"}]), delay=NEVER),
         Reply(anthropic_message([{"type": "tool_use", "id": "toolu_3", "name": "submit_answer", "input": {"text": "paid"}}], input_tokens=30, output_tokens=3)),
         Reply(anthropic_message([{"type": "text", "text": "Finished."}], input_tokens=40, output_tokens=2)),
     ]

@@ -11,7 +11,7 @@ from clients.agents._provider import Backoff
 from clients.agents.openai import OpenAIAgent
 from clients.errors import AgentSpecError, ProviderError
 from servers.record import MessageEvent
-from tests.clients.fake_provider import Reply, openai_message, openai_tool_call, running_provider
+from tests.clients.fake_provider import NEVER, Reply, openai_message, openai_tool_call, running_provider
 from tests.clients.helpers import FAST_LIMITS, toy_session
 
 
@@ -40,7 +40,7 @@ async def test_tool_loop_with_429_500_timeout_and_malformed_arguments() -> None:
                 completion=20,
             )
         ),
-        Reply(openai_message("late"), delay=0.8),
+        Reply(openai_message("late"), delay=NEVER),
         Reply(openai_message(None, [openai_tool_call("c3", "get_account", '{"account_id": "acc-002"}')], prompt=150, completion=10)),
         Reply(openai_message("All done.", prompt=200, completion=5)),
     ]

@@ -18,7 +18,7 @@ from clients.agents._provider import is_context_overflow
 from clients.agents.base import Limits
 from clients.agents.timing import Backoff
 from clients.summary import render_summary, summarize
-from tests.clients.fake_provider import Reply, anthropic_error, openai_error, openai_message
+from tests.clients.fake_provider import NEVER, Reply, anthropic_error, openai_error, openai_message
 from tests.clients.llm_scenarios import ACCOUNT, Protocol, RecordingSleep, run_llm, solution, tool_turn
 
 PROTOCOLS: list[Protocol] = ["openai", "anthropic"]
@@ -28,35 +28,55 @@ def _error(protocol: Protocol, message: str, code: str | None = None) -> dict[st
     return openai_error(message, code=code) if protocol == "openai" else anthropic_error(message)
 
 
+# Real waits, sized for a busy machine: the agent's own time in these episodes (connect, list tools, two calls) is
+# ~30 ms on an idle core and a few tenths of a second under heavy load, so an agent budget is seconds, the
+# provider's waits are longer than it, and a reply that must time out never comes (NEVER).
+
+
+@pytest.fixture
+async def warm(tmp_path: Path) -> None:
+    """An untimed episode of each protocol first, so a timed one is never its process's first: that one imports
+    and loads what later ones reuse, seconds of the agent's own time on a busy machine."""
+    for protocol in PROTOCOLS:
+        await run_llm(tmp_path / f"warm-{protocol}", solution(protocol), protocol)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.usefixtures("warm")
 async def test_waiting_on_the_provider_never_uses_the_agents_time(tmp_path: Path, protocol: Protocol) -> None:
     first, *rest = solution(protocol)
-    script = [Reply(_error(protocol, "slow down"), status=429, headers={"retry-after": "0.5"}), Reply(first.body, delay=0.4), *rest]
-    limits = Limits(episode_timeout=0.5, provider_timeout=10, request_timeout=2, max_retries=2)
+    slow_down = Reply(_error(protocol, "slow down"), status=429, headers={"retry-after": "2"})
+    script = [slow_down, Reply(first.body, delay=1.5), *rest]
+    limits = Limits(episode_timeout=3.0, provider_timeout=60, request_timeout=30, max_retries=2)
     outcome = await run_llm(tmp_path / "run", script, protocol, limits=limits, sleep=None)
     line = outcome.line
-    # 0.9 s waiting on the provider, more than the agent's 0.5 s: still the agent's own result.
+    # 3.5 s waiting on the provider, more than the agent's 3 s: still the agent's own result.
     assert (line.status, line.passed, line.stop_reason) == ("graded", True, "done")
-    assert line.provider_wait_ms >= 900 and line.wall_ms >= 900
+    assert line.provider_wait_ms >= 3500 and line.wall_ms >= 3500
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("warm")
 async def test_stalls_during_retries_are_not_the_agents_timeout(tmp_path: Path) -> None:
-    script = [Reply(openai_message("late"), delay=2.0) for _ in range(3)] + solution("openai")
-    limits = Limits(episode_timeout=0.5, provider_timeout=10, request_timeout=0.2, max_retries=4)
+    script = [Reply(openai_message("late"), delay=NEVER) for _ in range(3)] + solution("openai")
+    limits = Limits(episode_timeout=3.0, provider_timeout=60, request_timeout=1.5, max_retries=4)
     outcome = await run_llm(tmp_path / "run", script, limits=limits, sleep=None)
-    assert (outcome.line.status, outcome.line.passed) == ("graded", True)
+    assert (outcome.line.status, outcome.line.passed) == ("graded", True)  # 4.5 s of timed-out requests: not its time
+    assert outcome.line.provider_wait_ms >= 4500
     assert len(outcome.provider.requests) == 6
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_a_provider_stalled_past_its_budget_errors_and_is_never_graded(tmp_path: Path, protocol: Protocol) -> None:
-    script = [Reply(solution(protocol)[0].body, delay=5.0) for _ in range(30)]
-    limits = Limits(episode_timeout=0.3, provider_timeout=1.0, request_timeout=0.25, max_retries=30)
-    outcome = await run_llm(tmp_path / "run", script, protocol, limits=limits, sleep=None, timeout=10)
+    script = [Reply(solution(protocol)[0].body, delay=NEVER) for _ in range(100)]
+    limits = Limits(episode_timeout=60, provider_timeout=2.0, request_timeout=0.5, max_retries=100)
+    outcome = await run_llm(tmp_path / "run", script, protocol, limits=limits, sleep=None)
     line = outcome.line
     assert (line.status, line.error_class, line.score, line.grade, line.stop_reason) == ("errored", "provider_timeout", None, None, None)
-    assert "provider budget (1s)" in (line.error or "")
-    assert 900 <= line.provider_wait_ms < 2000
+    assert "provider budget (2s)" in (line.error or "")
+    # cut at the budget: without it, 100 requests timing out after 0.5 s each would wait for 50 s and more
+    assert 2000 <= line.provider_wait_ms < 20_000
     assert outcome.record.closed is not None and outcome.record.closed.reason == "errored"
 
 
@@ -64,32 +84,33 @@ async def test_a_retry_after_beyond_what_is_left_fails_at_once(tmp_path: Path) -
     sleep = RecordingSleep()
     script = [Reply(openai_error("slow down"), status=429, headers={"retry-after": "30"}) for _ in range(3)]
     limits = Limits(provider_timeout=2, request_timeout=2, max_retries=2)
-    outcome = await run_llm(tmp_path / "a", script, limits=limits, sleep=sleep, timeout=5)
+    outcome = await run_llm(tmp_path / "a", script, limits=limits, sleep=sleep)
     assert (outcome.line.status, outcome.line.error_class) == ("errored", "provider_timeout")
     assert "would outlast the episode's provider budget" in (outcome.line.error or "")
     assert sleep.delays == [] and len(outcome.provider.requests) == 1
     # Beyond what any request waits for (Backoff.max_wait), even with budget left: a provider error at once.
     script = [Reply(openai_error("slow down"), status=429, headers={"retry-after": "600"})]
-    outcome = await run_llm(tmp_path / "b", script, sleep=sleep, timeout=5)
+    outcome = await run_llm(tmp_path / "b", script, sleep=sleep)
     assert (outcome.line.status, outcome.line.error_class) == ("errored", "provider")
     assert "asked to retry after 600s, more than the 120s we wait" in (outcome.line.error or "")
     assert sleep.delays == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_a_trickling_body_is_cut_at_the_request_timeout(tmp_path: Path, protocol: Protocol) -> None:
     first, *rest = solution(protocol)
-    # ~40 chunks, one every 0.05 s: each read is quick, the whole body takes 2 s.
-    trickle = Reply(first.body, trickle=0.05, chunk=8)
-    limits = Limits(request_timeout=0.4, max_retries=1)
+    # ~40 chunks, one every 0.5 s: each read is quick, the whole body takes 20 s; the request timeout is 1.5 s.
+    trickle = Reply(first.body, trickle=0.5, chunk=8)
+    limits = Limits(request_timeout=1.5, max_retries=1)
     recovered = await run_llm(tmp_path / "a", [trickle, first, *rest], protocol, limits=limits, sleep=None)
     assert (recovered.line.status, recovered.line.passed) == ("graded", True)
     first_request, retry = recovered.provider.requests[:2]
-    assert retry.at - first_request.at < 1.0
-    limits = Limits(request_timeout=0.4, max_retries=0)
+    assert retry.at - first_request.at < 10  # retried at the request timeout, long before the body would have ended
+    limits = Limits(request_timeout=1.5, max_retries=0)
     cut = await run_llm(tmp_path / "b", [trickle], protocol, limits=limits, sleep=None)
     assert (cut.line.status, cut.line.error_class) == ("errored", "provider")
-    assert "no complete answer within 0.4s" in (cut.line.error or "") and cut.line.wall_ms < 1500
+    assert "no complete answer within 1.5s" in (cut.line.error or "") and cut.line.wall_ms < 10_000
 
 
 OVERFLOWS = {

@@ -58,6 +58,7 @@ def _gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
+@pytest.mark.slow  # waits out a 3 s episode timeout
 async def test_timeout_kills_the_whole_process_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pid_file = tmp_path / "child.pid"
     monkeypatch.setenv("SCRIPT_AGENT_CHILD_PID", str(pid_file))  # TOOLGYM_* never reach an agent
@@ -65,7 +66,7 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path, monkeypatch
     options = AgentOptions(sandbox="none")  # the child writes its pid where the test reads it
     with anyio.fail_after(60):
         outcome = await run(RunConfig(env=environment, agent=spec, tasks="report_balance", out=tmp_path / "run",
-                                      limits=Limits(episode_timeout=1.0), agent_options=options))
+                                      limits=Limits(episode_timeout=3.0), agent_options=options))  # time to start a child
         (line,) = outcome.lines
         assert (line.status, line.passed, line.stop_reason, line.tool_calls) == ("graded", False, "timeout", 0)
         child = int(pid_file.read_text())

@@ -12,7 +12,6 @@ import json
 import os
 import socket
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -65,15 +64,15 @@ async def test_ray_at_an_address_nobody_listens_on_fails_within_seconds_with_one
     sock = _closed_port()
     address = f"127.0.0.1:{sock.getsockname()[1]}"
     try:
-        started = time.monotonic()
-        status, out, err = await _toolgym("run", TOY, "--ray", address, "--quiet", "--out", str(tmp_path / "run"))
-        elapsed = time.monotonic() - started
+        argv = ("run", TOY, "--ray", address, "--quiet", "--out", str(tmp_path / "run"))
+        status, out, err = await _toolgym(*argv, timeout=300)
     finally:
         sock.close()
     assert status == 2, (out, err)
     assert err.strip().splitlines() == [f"toolgym run: error: cannot reach a Ray cluster at {address} (Connection refused within 3s); "
                                         "start one with `ray start --head` on its head node, or use --ray alone to start one on this machine"]
-    assert elapsed < 30  # importing Ray is most of it; ray.init alone would wait a minute or more
+    # The probe, not ray.init, gave up: ray.init would have logged connection warnings and waited a minute or
+    # more. Evidence, not a stopwatch: a stopwatch fails on a busy machine (importing Ray is most of the time).
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 

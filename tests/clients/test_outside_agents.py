@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import anyio
+import pytest
 
 from clients.runner import RunConfig, RunOutcome, run
 from servers.record import read_record
@@ -28,7 +29,10 @@ MCP_PYTHON = "mcp==1.30.0"
 MCP_NODE = "@modelcontextprotocol/sdk@1.32.2"
 TASKS = "pay_back,report_balance"
 
-pytestmark = needs_sandbox
+pytestmark = [
+    needs_sandbox,
+    pytest.mark.slow(reason="each test builds (once, cached) an agent's virtual environment or npm package from the registry"),
+]
 
 
 def check_passed(outcome: RunOutcome) -> None:

@@ -16,10 +16,10 @@ from clients.selection import MAX_SEED, parse_seeds
 
 
 def test_a_hundred_million_seeds_are_a_range_not_a_list() -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine stretches the wall clock, not this
     seeds = parse_seeds("0-100000000")
     plan = Plan("oracle", [(["a", "b"], seeds)], 3, episode_name)
-    assert len(plan) == 2 * 100_000_001 * 3 and time.perf_counter() - started < 0.1
+    assert len(plan) == 2 * 100_000_001 * 3 and time.process_time() - started < 1.0  # a list would take minutes
     first = list(itertools.islice(plan, 4))
     assert [(i.task, i.seed, i.trial) for i in first] == [("a", 0, 0), ("a", 0, 1), ("a", 0, 2), ("a", 1, 0)]
     assert ("b", 99_999_999, 2, "oracle") in plan and ("b", 100_000_001, 0, "oracle") not in plan

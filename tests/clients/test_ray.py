@@ -35,6 +35,8 @@ from tests.clients.helpers import needs_sandbox  # noqa: E402
 from tests.clients.ray_helpers import BreaksFlakyTool, KillsItsActor, PacedOracle, play, rollout  # noqa: E402
 from tests.clients.toyenv import FLAKY, environment  # noqa: E402
 
+pytestmark = pytest.mark.slow(reason="a real local Ray cluster for the module, and runs over its actors")
+
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster(template_cache: str) -> Iterator[None]:

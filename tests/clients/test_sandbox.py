@@ -129,6 +129,7 @@ async def test_the_agent_gets_a_private_home_and_working_directory(tmp_path: Pat
         assert set(seen["tmp"]) == {seen["cwd"].split("/")[2], *bound}
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_doctor_finds_no_leak_in_the_default_sandbox_and_every_leak_without_one() -> None:
     done = cli("doctor", timeout=180)

@@ -36,6 +36,8 @@ from servers.http import running_http
 from servers.registry import load_environment
 from tests.clients.helpers import needs_sandbox
 
+pytestmark = pytest.mark.slow(reason="each test runs an attacker agent that searches the machine: 6-12 s of CPU")
+
 TASKS = "duplicate_charge,large_wire"
 REFUSED = {401, 403, 421}
 REPO = Path(__file__).resolve().parents[2]

@@ -64,7 +64,7 @@ async def fake_judge(decide: Decide) -> AsyncIterator[FakeJudge]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", access_log=False))
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):  # a guard against a hang, sized for a busy machine
             while not server.started:
                 await anyio.sleep(0.005)
         try:

@@ -49,6 +49,7 @@ async def test_another_read_that_shows_the_same_facts_is_derived(manager: Episod
     assert found and all("get_issue" in v.description for v in found)
 
 
+@pytest.mark.slow
 async def test_a_gate_bound_to_one_tool_call_fails_the_alternative_paths() -> None:
     bound = workspace.with_templates([TaskTemplate(tool_bound_blocker, tools=TOOLS, category="issues")], name="workspace-bound")
     report = await check_environment(bound, seeds=[0, 1], attacks=True)
@@ -62,6 +63,7 @@ async def test_a_gate_bound_to_one_tool_call_fails_the_alternative_paths() -> No
     assert stats["repeated_step"].passed == stats["repeated_step"].tried >= 2
 
 
+@pytest.mark.slow
 async def test_the_guessing_attack_is_bounded_by_the_share_of_seeds() -> None:
     sound = workspace.with_templates([TaskTemplate(record_blocker, tools=TOOLS, category="issues")], name="workspace-guess")
     report = await check_environment(sound, seeds=[0, 1, 2, 3], attacks=True)

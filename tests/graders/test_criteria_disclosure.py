@@ -130,8 +130,8 @@ async def test_hostile_answers_never_raise(run: Run, evaluate: Evaluate) -> None
         result = await evaluate(episode, check)
         assert result.graded, (amount, result.evidence)
     huge = "word " * 190_000 + "Portland"
-    started = time.monotonic()
-    assert _says(huge) and not _says(huge[:-8]) and time.monotonic() - started < 10
+    started = time.process_time()  # CPU time: a busy machine stretches the wall clock, not this
+    assert _says(huge) and not _says(huge[:-8]) and time.process_time() - started < 10
     assert said_text([["x" * 1_000]]) == "x" * 1_000
     with pytest.raises(TooLargeToRead):
         said_text([{"a": "x" * (MAX_SAID_CHARS + 1)}])

@@ -292,6 +292,7 @@ def test_toolgym_tasks_lists_templates(capsys: pytest.CaptureFixture[str]) -> No
 
 
 
+@pytest.mark.slow
 def test_check_in_processes_gives_the_one_process_report() -> None:
     """``--jobs 2`` deals templates to two spawned processes; the report is the same, in the same order."""
     from graders.parallel import check_in_processes

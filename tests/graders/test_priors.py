@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from envs.finance import environment as finance
 from graders.criteria import AnswerCheck, AnyToolCalled, seen
 from graders.metaeval import check_environment
@@ -129,6 +131,7 @@ def test_distinct_instances_required() -> None:
     assert [distinct_required(n) for n in (1, 3, 9, 10, 20, 40)] == [1, 3, 9, 9, 18, 36]
 
 
+@pytest.mark.slow
 async def test_the_check_reports_a_memorisable_template_and_clears_its_twin() -> None:
     bad = TaskTemplate(memorisable, tools=["get_customer", "submit_answer"])
     good = TaskTemplate(world_decides, tools=["search_customers", "get_customer", "submit_answer"])

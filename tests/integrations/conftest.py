@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import shutil
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.integrations.venvs import REPO, Venv, ensure_venv
+from tests.session_cache import build_once
 
 VERIFIERS = "verifiers==0.4.0"
 OPENENV = "openenv==0.10.0"
@@ -52,16 +52,17 @@ def trl_venv() -> Venv:
     return ensure_venv("trl", TRL, [REPO / "integrations" / "remote", REPO / "integrations" / "trl"])
 
 
-@pytest.fixture(scope="session")
-def core_source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A copy of toolgym's installable source (pyproject, README, packages): what ``pip install`` builds."""
-    root = tmp_path_factory.mktemp("toolgym-source") / "toolgym"
-    root.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, root / name)
-    for package in CORE_PACKAGES:
-        shutil.copytree(REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-    yield root
+def core_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of toolgym's installable source (pyproject, README, packages): what ``pip install`` builds. Copied
+    once per test session (``build_once``), so every worker installs the same files."""
+
+    def copy(root: Path) -> None:
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(REPO / name, root / name)
+        for package in CORE_PACKAGES:
+            shutil.copytree(REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+
+    return build_once(tmp_path_factory, "toolgym-source", copy)
 
 
 @pytest.fixture(scope="session")

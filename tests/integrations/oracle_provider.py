@@ -178,7 +178,7 @@ async def running_oracle_provider(
     provider.url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):  # a guard against a hang, sized for a busy machine
             await server.ready.wait()
         try:
             yield provider

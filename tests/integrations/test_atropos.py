@@ -23,6 +23,8 @@ from tests.integrations.oracle_provider import Alternatives, ReleasingProvider, 
 from tests.integrations.scripted import oracle_of, toolgym_grade, variant
 from tests.integrations.venvs import Venv
 
+pytestmark = pytest.mark.slow(reason="Atropos in its own virtual environment, built once from the registry")
+
 PLAYS = ("oracle", "skip_first", "noop")
 """The scripts a group's rollouts play, one each (group size 3)."""
 TOOLGYM = str(Path(sys.executable).with_name("toolgym"))

@@ -1,4 +1,4 @@
-"""An environment as an installable package: built, installed into a virtual environment, then listed, run,
+"""An environment as an installable package: built into a wheel, installed beside toolgym, then listed, run,
 checked and served by the CLI with no change to toolgym (its ``toolgym.environments`` entry point)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import glob
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -16,30 +16,44 @@ import pytest
 from tests.integrations.env_package import ENV_NAME, PACKAGE, write_env_package
 from tests.integrations.venvs import Venv
 
+pytestmark = pytest.mark.slow(reason="a wheel built and run in toolgym's own virtual environment, from the registry")
+
 
 def _run(venv: Venv, argv: list[str], cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
     env = venv.env(TOOLGYM_CACHE_DIR=os.environ["TOOLGYM_CACHE_DIR"])
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False, **kwargs)  # type: ignore[call-overload]
 
 
+@dataclass(frozen=True)
+class Installed(Venv):
+    """The shared toolgym venv with the package installed into a folder of this test session's own, put on
+    its path: the cached venv is shared by every worker and every concurrent test session on the machine, so
+    it is never changed (an install or uninstall there would race with theirs). Entry points are found the
+    same way as in site-packages (``importlib.metadata`` reads every folder on ``sys.path``)."""
+
+    site: Path = Path()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return super().env(PYTHONPATH=str(self.site), **extra)
+
+
 @pytest.fixture(scope="module")
-def installed(toolgym_venv: Venv, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venv]:
-    """The throw-away package built into a wheel and installed; uninstalled afterwards."""
+def installed(toolgym_venv: Venv, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """The throw-away package built into a wheel and installed (``pip install --target``) for this module."""
     root = tmp_path_factory.mktemp("env-package")
     project = write_env_package(root)
     built = _run(toolgym_venv, [toolgym_venv.python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(root / "dist"), str(project)], root)
     assert built.returncode == 0, built.stderr
     wheel = glob.glob(str(root / "dist" / "tiny_bank_env-*.whl"))
     assert len(wheel) == 1, wheel
-    done = _run(toolgym_venv, [toolgym_venv.python, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", wheel[0]], root)
+    site = root / "site"
+    install = ["-m", "pip", "install", "-q", "--no-deps", "--target", str(site), wheel[0]]
+    done = _run(toolgym_venv, [toolgym_venv.python, *install], root)
     assert done.returncode == 0, done.stderr
-    try:
-        yield toolgym_venv
-    finally:
-        _run(toolgym_venv, [toolgym_venv.python, "-m", "pip", "uninstall", "-y", "-q", "tiny-bank-env"], root)
+    return Installed(toolgym_venv.path, site)
 
 
-def test_installed_package_is_listed_beside_the_folders(installed: Venv, tmp_path: Path) -> None:
+def test_installed_package_is_listed_beside_the_folders(installed: Installed, tmp_path: Path) -> None:
     listed = _run(installed, [installed.bin("toolgym"), "envs"], tmp_path)
     assert listed.returncode == 0, listed.stdout + listed.stderr
     for name in (ENV_NAME, "finance", "support"):
@@ -47,7 +61,7 @@ def test_installed_package_is_listed_beside_the_folders(installed: Venv, tmp_pat
     assert "cannot load" not in listed.stdout
 
 
-def test_installed_package_runs_with_the_oracle(installed: Venv, tmp_path: Path) -> None:
+def test_installed_package_runs_with_the_oracle(installed: Installed, tmp_path: Path) -> None:
     ran = _run(installed, [installed.bin("toolgym"), "run", ENV_NAME, "--agent", "oracle", "--seeds", "0-1", "--out", str(tmp_path / "run")], tmp_path)
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
     rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
@@ -55,13 +69,13 @@ def test_installed_package_runs_with_the_oracle(installed: Venv, tmp_path: Path)
     assert all(row["env"] == ENV_NAME and row["score"] == 1.0 for row in rows), rows
 
 
-def test_installed_package_passes_toolgym_check(installed: Venv, tmp_path: Path) -> None:
+def test_installed_package_passes_toolgym_check(installed: Installed, tmp_path: Path) -> None:
     checked = _run(installed, [installed.bin("toolgym"), "check", ENV_NAME, "--seeds", "2"], tmp_path)
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
     assert "no violation" in checked.stdout
 
 
-async def test_installed_package_serves_over_stdio(installed: Venv, tmp_path: Path) -> None:
+async def test_installed_package_serves_over_stdio(installed: Installed, tmp_path: Path) -> None:
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}},

@@ -21,6 +21,8 @@ from tests.integrations.oracle_provider import ReleasingProvider, running_oracle
 from tests.integrations.scripted import oracle_of, toolgym_grade, variant
 from tests.integrations.venvs import Venv
 
+pytestmark = pytest.mark.slow(reason="inspect-ai in its own virtual environment, built once from the registry")
+
 READER = Path(__file__).with_name("inspect_log_reader.py")
 KINDS = ("oracle", "skip_first", "answer_only")
 """What the scripted model plays on each env's first three templates (in that order)."""

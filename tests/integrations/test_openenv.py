@@ -11,11 +11,14 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 
 from clients.rl import open_episode
 from servers.http import running_http
 from servers.registry import load_environment
 from tests.integrations.venvs import Venv
+
+pytestmark = pytest.mark.slow(reason="OpenEnv in its own virtual environment, built once from the registry")
 
 PLAYER = Path(__file__).with_name("openenv_player.py")
 

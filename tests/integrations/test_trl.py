@@ -24,6 +24,8 @@ from servers.registry import load_environment
 from tests.integrations.scripted import oracle_of
 from tests.integrations.venvs import Venv
 
+pytestmark = pytest.mark.slow(reason="TRL and torch's CPU build in their own virtual environment; the example trains 3 GRPO steps")
+
 READER = Path(__file__).with_name("trl_completions_reader.py")
 PLAYER = Path(__file__).with_name("trl_player.py")
 TOOLGYM = str(Path(sys.executable).with_name("toolgym"))

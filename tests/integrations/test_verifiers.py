@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 
 from servers.http import running_http
 from servers.registry import load_environment
@@ -21,6 +22,7 @@ from tests.integrations.venvs import REPO, Venv
 SCRIPTS = {"duplicate_charge": "oracle", "large_wire": "skip_first", "lost_card_fraud": "answer_only"}
 
 
+@pytest.mark.slow
 async def test_vf_eval_rewards_equal_toolgyms_grades(verifiers_venv: Venv, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
         scripts: dict[str, list[dict[str, Any]]] = {}
@@ -90,6 +92,7 @@ def test_criterion_means_count_only_the_rollouts_where_a_criterion_applied() -> 
     assert round(dashboard, 2) == 0.08
 
 
+@pytest.mark.slow
 async def test_vf_eval_without_a_token_is_one_line(verifiers_venv: Venv, tmp_path: Path) -> None:
     async with running_http(load_environment("finance")) as server:
         argv = [

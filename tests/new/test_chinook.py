@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 
 from clients.validation import validation_path
 from graders.metaeval import check_environment
 from servers import Environment, EpisodeManager, connect_in_memory
+
+pytestmark = pytest.mark.slow(reason="Chinook from the registry, generated twice by toolgym new, checked on 20 seeds")
 
 REPO = Path(__file__).resolve().parents[2]
 # one template of each kind, proved on 20 seeds with every attack class (the CLI run checked all of them on 2)

@@ -137,6 +137,7 @@ def hospital_project(tmp_path_factory: pytest.TempPathFactory, dbs: dict[str, Pa
     return out
 
 
+@pytest.mark.slow
 async def test_the_most_adversarial_database_end_to_end(hospital_project: Path, toolgym_episode, toolgym_play, toolgym_grade) -> None:
     env = import_generated(hospital_project, "hospital_env")
     checked = await check_environment(env, seeds=20, templates=["do_cancel_appointment", "total_fee_appointment_of_patient"])
@@ -149,6 +150,7 @@ async def test_the_most_adversarial_database_end_to_end(hospital_project: Path, 
             assert (await toolgym_grade(await toolgym_episode(env, task=template, seed=seed))).score == 0
 
 
+@pytest.mark.slow
 def test_a_rules_file_written_from_the_readme(tmp_path: Path, dbs: dict[str, Path]) -> None:
     """Only `verify` and `actions`, as the README's example: transition, update and create, with `in`, comparisons of
     money, a parent's field, count(children), and verification."""

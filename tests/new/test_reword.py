@@ -11,7 +11,7 @@ import pytest
 
 from clients.cli import main
 from servers import EpisodeManager
-from tests.clients.fake_provider import Reply, openai_message, running_provider
+from tests.clients.fake_provider import NEVER, Reply, openai_message, running_provider
 from tests.new.test_sources import _readme_spec, _shop_csv
 from toolgym.new.build import import_generated, new_environment
 from toolgym.new.reword import RewordConfig, _instance, check_wording, fill, load_wordings, prove
@@ -109,10 +109,12 @@ def test_the_endpoint_failing_keeps_the_original() -> None:
 
     async def scenario() -> list[tuple[str | None, str]]:
         out = []
-        script = [Reply(status=500), Reply(status=503), Reply(openai_message("x"), delay=3), Reply(raw=b"<html>oops"),
+        script = [Reply(status=500), Reply(status=503), Reply(openai_message("x"), delay=NEVER), Reply(raw=b"<html>"),
                   Reply({"choices": []}), Reply(status=502), Reply(openai_message("Could you cancel {subject}, please?"))]
         async with running_provider(script) as provider:
-            config = RewordConfig(base_url=provider.url + "/v1", model="m", api_key_env=None, timeout=0.5, retries=1, backoff=0)
+            # 2 s: a scripted reply comes in milliseconds even on a busy machine; the stalled one never does
+            url = provider.url + "/v1"
+            config = RewordConfig(base_url=url, model="m", api_key_env=None, timeout=2.0, retries=1, backoff=0)
             for _ in range(4):  # 500 then 503; a timeout then HTML; no choices then 502; a good answer
                 out.append(await anyio.to_thread.run_sync(config.ask, template))
         dead = RewordConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key_env=None, timeout=0.5, retries=0)
@@ -130,6 +132,7 @@ def test_the_endpoint_failing_keeps_the_original() -> None:
     assert got[5][0] is None and got[5][1].startswith("endpoint unusable"), got[5]
 
 
+@pytest.mark.slow
 def test_reworded_generation_end_to_end(shop_rules: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`toolgym new --llm-base-url` against a scripted server: the good wordings are kept and served with each seed's
     facts, the bad ones are rejected with their reason, endpoint errors fall back; instances keep their world and

@@ -59,6 +59,7 @@ def test_csv_folder(tmp_path: Path) -> None:
     assert cancel["rules"][0]["check"] == "order.status in [paid, pending, shipped]"
 
 
+@pytest.mark.slow
 async def test_finance_and_support_worlds_as_sources(tmp_path: Path) -> None:
     expected = {"finance": ["do_freeze_account", "join_transfer_payee_customer", "count_card_of_customer"],
                 "support": ["do_cancel_order", "join_shipment_order_customer", "total_subtotal_order_of_customer"]}
@@ -158,6 +159,7 @@ def _readme_spec() -> dict:
     return json.loads(re.findall(r"```json\n(.*?)```", section, flags=re.S)[0])
 
 
+@pytest.mark.slow
 def test_the_readme_rules_file_works_on_a_shop(tmp_path: Path) -> None:
     """The spec README shows, written over a generated spec as a user would: every action and rule is proved."""
     out = tmp_path / "out"
@@ -226,6 +228,7 @@ def _library(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_an_unseen_database_without_rules(tmp_path: Path) -> None:
     report = new_environment("library", source=_library(tmp_path / "library.db"), out=tmp_path / "out", seeds=3)
     assert len(report.kept) >= 15 and {"do_return_loan", "do_withdraw_book", "count_loan_of_member"} <= set(report.kept), report.summary()
@@ -250,6 +253,7 @@ def test_an_entity_taken_out_of_the_spec_is_hidden(tmp_path: Path) -> None:
     assert "search_customers" in tools and not any("employee" in t for t in tools)
 
 
+@pytest.mark.slow
 def test_a_create_that_leaves_a_required_column_empty_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
     new_environment("library", source=_library(tmp_path / "library.db"), out=out, check=False)

@@ -15,10 +15,13 @@ import re
 from pathlib import Path
 
 import anyio
+import pytest
 
 from envs.finance import environment as finance
 from servers.http import running_http
 from tests.integrations.venvs import ensure_npm
+
+pytestmark = pytest.mark.slow(reason="the MCP conformance suite, an npm package from the registry, run twice")
 
 CONFORMANCE = "@modelcontextprotocol/conformance@0.1.10"
 RUNS = 2

@@ -16,7 +16,7 @@ def test_the_listener_answers_the_latest_snapshot_to_the_token_only() -> None:
     try:
         listener.publish({"status": "ok", "env": "toy", "loop": {"lag_ms": 0.0, "stalled": False}})
         auth = {"Authorization": "Bearer t0ken"}
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # its child process starts and takes the snapshot: slow on a busy machine
         while (answer := httpx.get(listener.url, headers=auth)).json().get("env") != "toy" and time.monotonic() < deadline:
             time.sleep(0.02)
         assert answer.status_code == 200 and answer.json()["loop"]["stalled"] is False

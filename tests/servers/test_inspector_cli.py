@@ -14,10 +14,13 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 
 from envs.finance import environment as finance
 from servers.http import HttpServer, running_http
 from tests.integrations.venvs import ensure_npm
+
+pytestmark = pytest.mark.slow(reason="the MCP Inspector CLI, an npm package from the registry, run repeatedly")
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 RUNS = 3

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from envs.finance import FIXTURE
 from envs.finance.schema import MONEY_COLUMNS
@@ -31,6 +32,7 @@ async def _hashes_in_fresh_process(hash_seed: str, *seeds: int) -> list[str]:
     return result.stdout.decode().split()
 
 
+@pytest.mark.slow
 async def test_same_seed_same_world_in_fresh_processes_and_seeds_differ() -> None:
     results: dict[str, list[str]] = {}
 

@@ -70,10 +70,11 @@ async def _grade_calls(template_id: str, seed: int, calls: list[ToolCall]) -> Gr
         manager.close_all()
 
 
+@pytest.mark.slow
 async def test_metaeval_every_template_two_seeds() -> None:
     """Oracle 1.0 with no tool error; no-op, every negative and every generated attack fail; constant policies
     earn nothing; determinism — for all templates × 2 seeds (CI's `toolgym check finance --seeds 20` does 20)."""
-    with anyio.fail_after(600):
+    with anyio.fail_after(1800):  # a hang guard: ~1 min idle, 7 min at a load of 14
         report = await check_environment(environment, seeds=2)
     assert len(report.templates) == len(TEMPLATES)
     assert report.ok, report.summary()

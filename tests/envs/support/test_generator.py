@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from envs.support import FIXTURE
 from envs.support.schema import MONEY_COLUMNS
@@ -25,6 +26,7 @@ def _count(world: World, sql: str, params: tuple[object, ...] = ()) -> int:
     return int(world.query(sql, params)[0]["n"])
 
 
+@pytest.mark.slow
 async def test_same_seed_same_world_in_fresh_processes_and_seeds_differ() -> None:
     results: dict[str, list[str]] = {}
 

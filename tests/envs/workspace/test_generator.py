@@ -52,9 +52,9 @@ def test_build_is_fast_and_the_template_small() -> None:
 
     db = sqlite_utils.Database(memory=True)
     db.conn.executescript(SCHEMA)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine stretches the wall clock, not this
     generate(db, random.Random(7), 1)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     size = db.conn.execute("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").fetchone()[0]
     assert size < 8_000_000
 
