@@ -48,6 +48,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from fixtures.errors import EpisodeNotFound, GradingError, ToolgymError
+from servers.dropped import DROPS
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import mcp_tools
 from servers.record import Record
@@ -180,6 +181,10 @@ class Control:
             limits["connections"] = self.connections()
         body: dict[str, Any] = {"status": "ok", "env": self.environment_name, "episodes": len(manager), "limits": limits}
         body["released"] = manager.history_counts()
+        # Creates in progress (each counted in ``open`` and against memory until it ends) and those given up
+        # because their client left; requests dropped for a vanished client or session (servers/dropped.py).
+        body["creates"] = {"in_progress": manager.creating, "abandoned": manager.abandoned}
+        body["dropped"] = DROPS.snapshot()
         if self.heartbeat is not None:
             body["loop"] = self.heartbeat.state()
             if body["loop"]["stalled"]:

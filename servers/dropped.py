@@ -1,0 +1,193 @@
+"""Clients that go away: their work stops, nothing of theirs is kept, and the operator sees a count, not tracebacks.
+
+Under load, clients give up: a timeout closes the connection mid-request, a cancelled call sends
+``notifications/cancelled`` and then ``DELETE`` ends the session while the notification is still being handed
+to it. None of that is a fault of the server, yet each used to print a traceback (measured: 101 for 500
+workspace sessions whose clients gave up): the SDK's POST handler logged the ``anyio.ClosedResourceError`` of
+the session that had just ended, then answered a response that was already complete, and uvicorn logged
+"Exception in ASGI application" for the ``RuntimeError`` that caused. Here:
+
+- :class:`DropGuard` (ASGI, around the whole app) drops a message sent after its response completed (a
+  second answer to a request already answered), and swallows what a request raises because its client or
+  its session is gone (:data:`GONE`), or after its answer was complete: each is counted, never logged above
+  debug. Any other exception still reaches uvicorn, traceback and 500 included: that is a bug of ours.
+- :class:`GoneFilter` drops the SDK's own log records of those races (an exception of :data:`GONE`), counted.
+- :func:`until_client_leaves` runs work a client waits for (creating an episode) and cancels it when the
+  client disconnects, so a create nobody waits for any more never makes an episode nobody holds.
+
+``GET /control/health`` reports the counts (``dropped``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from servers.health import PROGRESS
+
+__all__ = ["GONE", "DROPS", "DropCounts", "DropGuard", "GoneFilter", "install_gone_filter", "until_client_leaves"]
+
+log = logging.getLogger("toolgym.http")
+
+T = TypeVar("T")
+
+GONE: tuple[type[BaseException], ...] = (
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+    ClientDisconnect,
+    ConnectionError,
+)
+"""Exceptions that mean the other end is gone: the client's connection, or the MCP session it was using."""
+
+SDK_LOGGERS = (
+    "mcp.server.streamable_http",
+    "mcp.server.streamable_http_manager",
+    "mcp.server._streamable_http_modern",
+    "mcp.shared.jsonrpc_dispatcher",
+    "mcp.shared.dispatcher",
+)
+"""The SDK loggers that report a vanished client or session with a traceback."""
+
+
+class DropCounts:
+    """What was dropped because a client or its session went away (read by health from any thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.client_left = 0
+        """Requests whose client disconnected before their answer (the work was stopped where it could be)."""
+        self.session_ended = 0
+        """Requests whose MCP session ended while they were being handed to it (the SDK's races, caught)."""
+        self.late_answers = 0
+        """Requests answered a second time after their answer was complete (the second answer dropped)."""
+
+    def add(self, what: str) -> None:
+        """Count one drop of kind ``what`` (an attribute name)."""
+        with self._lock:
+            setattr(self, what, getattr(self, what) + 1)
+
+    def snapshot(self) -> dict[str, int]:
+        """The counts, for ``/control/health``."""
+        return {"client_left": self.client_left, "session_ended": self.session_ended, "late_answers": self.late_answers}
+
+
+DROPS = DropCounts()
+"""This process's counts (the SDK's loggers are process-wide, so the counts are too)."""
+
+
+def _kind(exc: BaseException) -> str:
+    return "client_left" if isinstance(exc, (ClientDisconnect, ConnectionError)) else "session_ended"
+
+
+class DropGuard:
+    """ASGI middleware: no late answer reaches uvicorn, no vanished client turns into a traceback (see module)."""
+
+    def __init__(self, app: ASGIApp, counts: DropCounts = DROPS) -> None:
+        self.app = app
+        self.counts = counts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI event; HTTP requests are guarded, the rest pass through."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        PROGRESS.tick()  # the loop is working: health tells a slow loop from a stuck one by this
+        complete = left = late = False
+
+        async def watched() -> Message:
+            nonlocal left
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                left = True
+            return message
+
+        async def guarded(message: Message) -> None:
+            nonlocal complete, late
+            if complete:
+                if not late:
+                    late = True
+                    self.counts.add("late_answers")
+                return
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                complete = True
+            await send(message)
+
+        try:
+            await self.app(scope, watched, guarded)
+            PROGRESS.tick()
+        except Exception as exc:
+            if not (complete or left or isinstance(exc, GONE)):
+                raise
+            if not late:
+                self.counts.add("client_left" if left else _kind(exc))
+            log.debug("%s %s: dropped (%s: %s)", scope.get("method"), scope.get("path"), type(exc).__name__, exc)
+
+
+class GoneFilter(logging.Filter):
+    """Drops (and counts) SDK log records whose exception says the client or session is gone."""
+
+    def __init__(self, counts: DropCounts = DROPS) -> None:
+        super().__init__()
+        self.counts = counts
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep every record but those of a vanished client or session."""
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and isinstance(exc, GONE):
+            self.counts.add(_kind(exc))
+            return False
+        return True
+
+
+_installed: GoneFilter | None = None
+
+
+def install_gone_filter() -> GoneFilter:
+    """Attach :class:`GoneFilter` to the SDK's loggers (once per process)."""
+    global _installed
+    if _installed is None:
+        _installed = GoneFilter()
+        for name in SDK_LOGGERS:
+            logging.getLogger(name).addFilter(_installed)
+    return _installed
+
+
+async def until_client_leaves(receive: Receive, work: Callable[[], Awaitable[T]]) -> tuple[T | None, bool]:
+    """Run ``work`` for a client whose request body was read whole; cancel it if the client disconnects first.
+
+    Returns ``(result, left)``: ``left`` is True when the client disconnected (then ``result`` is None when the
+    work was cancelled, or the result of work that finished as the client left: the caller undoes it).
+    """
+    outcome: list[T] = []
+    failure: Exception | None = None
+    left = False
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        nonlocal left
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                left = True
+                scope.cancel()
+                return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch, tg.cancel_scope)
+        try:
+            outcome.append(await work())
+        except Exception as exc:  # raised as it is, not inside the task group's ExceptionGroup
+            failure = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    if left:
+        DROPS.add("client_left")
+    return (outcome[0] if outcome else None), left
