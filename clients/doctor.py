@@ -39,7 +39,7 @@ import json, os, re, sys, time, urllib.request, urllib.error
 mcp_url, runner_pid = sys.argv[1], sys.argv[2]
 with open(sys.argv[3]) as given:
     given = json.load(given)
-places, registered = given["places"], given["outputs"]
+places, registered, search_budget = given["places"], given["outputs"], given["search_budget"]
 report = {"pid": os.getpid(), "processes": {}, "places": {}, "texts": [], "control": {}, "runner_memory": None,
           "registered": {}, "earlier": {}}
 
@@ -103,16 +103,24 @@ def sniff(path):
     return '"episode_id"' in first and any(key in first for key in ('"start_hash"', '"status"', '"messages"'))
 
 
-# The whole filesystem the probe sees, from /, for anything the kit wrote (an earlier run, an export...).
-found, entries, started, complete = [], 0, time.monotonic(), True
-for root, dirs, files in os.walk("/"):
-    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys", "/dev")]
-    entries += len(dirs) + len(files)
-    if ".toolgym-output" in files or ("results.jsonl" in files and ({"records", "logs"} & set(dirs) or "summary.json" in files)):
-        found.append(root)
-    found += [os.path.join(root, f) for f in files if f.endswith((".jsonl", ".json", ".html")) and sniff(os.path.join(root, f))]
-    if entries > 1_000_000 or time.monotonic() - started > 120:
-        complete = False
+# The whole filesystem the probe sees for anything the kit wrote (an earlier run, an export...): where a hostile
+# agent looks first (its folder, its home, /tmp), then everything from /. Bounded: unsandboxed, / is a whole machine.
+found, entries, started, complete, walked = [], 0, time.monotonic(), True, set()
+for start in (os.getcwd(), os.path.expanduser("~"), "/tmp", "/"):
+    for root, dirs, files in os.walk(start):
+        real = os.path.realpath(root)
+        if real in walked or real in ("/proc", "/sys", "/dev"):
+            dirs[:] = []
+            continue
+        walked.add(real)
+        entries += len(dirs) + len(files)
+        if ".toolgym-output" in files or ("results.jsonl" in files and ({"records", "logs"} & set(dirs) or "summary.json" in files)):
+            found.append(root)
+        found += [os.path.join(root, f) for f in files if f.endswith((".jsonl", ".json", ".html")) and sniff(os.path.join(root, f))]
+        if entries > search_budget or time.monotonic() - started > 60:
+            complete = False
+            break
+    if not complete:
         break
 report["earlier"] = {"found": found[:50], "count": len(found), "entries": entries, "complete": complete}
 
@@ -141,6 +149,9 @@ for auth in [None, *candidates]:
 print(json.dumps(report))
 '''
 """The probe agent (standard library only): prints one JSON report of what it reached."""
+
+SEARCH_BUDGET = 400_000
+"""Folder entries the probe's search for earlier outputs looks at (within 60 s) before it stops and says so."""
 
 
 @dataclass(frozen=True)
@@ -218,7 +229,9 @@ def _earlier_findings(report: dict[str, Any]) -> list[Finding]:
     )]
     earlier = report.get("earlier") or {}
     count = int(earlier.get("count", 0))
-    searched = f"searched {earlier.get('entries', 0):,} entries from /" + ("" if earlier.get("complete", True) else " (stopped at its budget)")
+    searched = f"searched {earlier.get('entries', 0):,} entries (its folder, home, /tmp, then all of /)" + (
+        "" if earlier.get("complete", True) else ", stopped at its budget"
+    )
     findings.append(Finding(
         "earlier runs, records, results, exports, reports anywhere the agent can see", count > 0,
         f"{count} found, e.g. {earlier.get('found', [])[:3]}; {searched}" if count else f"none found; {searched}",
@@ -251,10 +264,10 @@ async def examine(
             would expose the kit or an earlier run...), or (``SandboxUnavailable``) no sandbox here and
             ``sandbox`` is not ``none``.
     """
+    from clients.selection import resolve_environment
     from servers.http import new_token, running_http
-    from servers.registry import load_environment
 
-    environment = load_environment(env)
+    environment = resolve_environment(env)
     token = new_token()
     with tempfile.TemporaryDirectory(prefix="toolgym-doctor-") as tmp:
         run_folder = Path(tmp) / "run"
@@ -267,7 +280,6 @@ async def examine(
         # What to look for travels in a file of the probe's own: named as paths, the sandbox would hide them.
         given = probe.with_name("places.json")
         registered = [str(output.path) for output in outputs.registered()]
-        given.write_text(json.dumps({"places": [*places, str(run_folder)], "outputs": registered}), encoding="utf-8")
         hidden = [run_folder, *environment_sources(environment)]
         probe_words = ["{mcp_url}", str(os.getpid()), str(given)]
         if agent is None:
@@ -277,6 +289,10 @@ async def examine(
             command = agent.strip().removeprefix("cmd:").strip()
             subject = f"cmd:{command}"
         external = ExternalAgent(command, log_dir=run_folder / "logs", sandbox=sandbox, binds=binds, hidden=hidden)
+        # Sandboxed, the search covers what the agent sees (system folders and its own: ~150,000 entries here);
+        # unsandboxed it would be the whole machine, and the registered outputs already show the leak.
+        budget = SEARCH_BUDGET if external.sandbox is not None else SEARCH_BUDGET // 8
+        given.write_text(json.dumps({"places": [*places, str(run_folder)], "outputs": registered, "search_budget": budget}))
         instead: list[str] | None = None
         note = ""
         python = sys.executable

@@ -24,9 +24,11 @@ packages. The agent gets:
 Never visible, whatever the command names (:func:`kit_paths`): the kit's packages (``fixtures``,
 ``servers``, ``envs``, ``graders``, ``clients``, ``toolgym``) and a source checkout holding them, installed
 environment packages, the template cache (``~/.cache/toolgym``), the run folder, and the source folders of
-the run's task templates (private ones included). A bound folder that contains one of them gets it masked
-by an empty one. A program may live *inside* a checkout or the cache folder (a virtual environment there),
-never in a package of the kit; an argument naming anything in there is not bound.
+the run's task templates (private ones included) — and every earlier output of the kit, wherever it is (run
+folders, records, exports, reports: ``clients/sandbox_outputs.py``). A bound folder that contains one of them
+gets it masked by an empty one (a file: by ``/dev/null``). A program may live *inside* a checkout or the cache
+folder (a virtual environment there), never in a package of the kit or in an earlier output; an argument
+naming anything in there is not bound; a ``--sandbox-bind`` into one is refused.
 
 ``--sandbox none`` runs the agent as the runner's user with nothing hidden; it says so once, loudly.
 """
@@ -301,7 +303,7 @@ def unsandboxed_warning(kit: KitPaths) -> str | None:
     reach = ", ".join(str(p) for p in (*kit.zones, *kit.core)[:6])
     return (
         f"WARNING: --sandbox none: cmd: agents run unsandboxed as {user}. They can read the kit's source with "
-        f"every task template and oracle, the template cache and this run's folder ({reach}...), see every "
+        f"every task template and oracle, the template cache, this run's folder and every earlier run ({reach}...), see every "
         f"process of {user} (command lines, environments; memory where ptrace is allowed, which for root is "
         "always), and use the network. Run only agents you trust this way."
     )

@@ -24,11 +24,14 @@ the hard one at startup; connections are accepted by ``servers/accept.py`` withi
 overflow lane that still answers health, a pause (not a spin) when out of descriptors, and one log line
 per ``FD_LOG_INTERVAL`` seconds instead of a traceback per failed ``accept``.
 
+Clients that go away (``servers/dropped.py``): a create whose client disconnects is cancelled, a late second
+answer is dropped, the SDK's races with an ending session are counted in health instead of logged as tracebacks.
+
 Faults: uvicorn's protocol is wrapped with deadlines on request heads, bodies and unread responses
 (``servers/deadlines.py``: ``head_timeout``, ``body_timeout``, ``write_timeout``), so a silent client cannot
 hold a connection; a heartbeat task tells health how late the loop is, and ``health_port`` adds a health
-listener in a process of its own, fed at every heartbeat, that answers however busy the loop is
-(``servers/health.py``).
+listener in a process of its own, fed at every heartbeat (and by a watch thread while beats are late), that
+answers however busy the loop is, and calls it stalled only when it makes no progress (``servers/health.py``).
 """
 
 from __future__ import annotations
@@ -55,8 +58,8 @@ from servers import malloc
 from servers.accept import OVERFLOW_HEAD_TIMEOUT, OVERFLOW_KEY, Acceptor, OverflowGate, connection_budget
 from servers.control import Control
 from servers.control_app import control_app
-from servers.dropped import DropGuard, install_gone_filter
 from servers.deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DEFAULT_WRITE_TIMEOUT, with_deadlines
+from servers.dropped import DropGuard, install_gone_filter
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
 from servers.health import STALL_AFTER, HealthProcess, Heartbeat, LoopWatch

@@ -124,7 +124,9 @@ def describe_optional(schema: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(branch, dict) or branch.get("type") == "null":
                 continue
             ref = branch.get("$ref", "")
-            source = definitions.get(ref.rsplit("/", 1)[-1], {}) if ref.startswith("#/$defs/") else branch
+            source = branch
+            if "description" not in branch and ref.startswith("#/$defs/"):
+                source = definitions.get(ref.rsplit("/", 1)[-1], {})  # the referenced model's own docstring
             if "description" in source:
                 prop["description"] = source["description"]
                 if "examples" in source and "examples" not in prop:

@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--sandbox", choices=MODES, default="auto", help="the sandbox to check, as `toolgym run` takes it (default: auto)")
     parser.add_argument("--sandbox-bind", action="append", default=[], metavar="PATH[:ro]", help="as `toolgym run` takes it; repeatable")
-    parser.add_argument("--env", default="finance", help="environment the probe's server serves (default: finance)")
+    parser.add_argument("--env", default="finance", help="environment the probe's server serves, by name or "
+                        "package.module:attribute (default: finance)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -97,9 +97,9 @@ class HttpServer:
 
 
 @asynccontextmanager
-async def http_server(*args: str, env: dict[str, str] | None = None) -> AsyncIterator[HttpServer]:
-    """``python -m tests.toy_env serve --transport http --port 0 ARGS`` until the block ends (then SIGINT)."""
-    command = [sys.executable, "-m", "tests.toy_env", "serve", "--transport", "http", "--port", "0", "--allocator", "python", *args]
+async def http_server(*args: str, env: dict[str, str] | None = None, module: str = "tests.toy_env") -> AsyncIterator[HttpServer]:
+    """``python -m MODULE serve --transport http --port 0 ARGS`` (the toy bank) until the block ends (then SIGINT)."""
+    command = [sys.executable, "-m", module, "serve", "--transport", "http", "--port", "0", "--allocator", "python", *args]
     environment = {**os.environ, "TOOLGYM_TOKEN": TOKEN, **(env or {})}
     async with await anyio.open_process(command, cwd=REPO, env=environment) as process:
         lines: list[str] = []
