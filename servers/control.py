@@ -227,6 +227,14 @@ class Control:
         self.manager.close(episode_id)
         return self.get(episode_id)
 
+    def abandon(self, episode_id: str) -> None:
+        """Release an episode its creator never received (its connection was reset before reading the answer),
+        counted with the creates given up; nothing happens to an episode already used or gone."""
+        episode = self.manager._episodes.get(episode_id)  # noqa: SLF001 - one lookup, no error for a gone one
+        if episode is not None and episode.state == "live" and episode.seq == 0:
+            self.manager.release(episode_id)
+            self.manager.abandoned += 1
+
     def release(self, episode_id: str) -> None:
         """Free the episode's world (its record stays readable for a while).
 

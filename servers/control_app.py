@@ -35,7 +35,7 @@ from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, GradingError, 
 from servers.control import MAX_BODY_BYTES, Control, CreateEpisode, FinishEpisode, GradingUnavailable, NotGradable
 from servers.admission import MemoryLimitReached
 from servers.dispatch import format_validation_error
-from servers.dropped import until_client_leaves
+from servers.dropped import undo_if_unread, until_client_leaves
 
 __all__ = ["control_app", "control_routes", "json_error"]
 
@@ -97,6 +97,7 @@ def control_routes(control: Control) -> list[Route]:
                 control.manager.release(made.id)
             return json_error(499, "client_closed_request", "the client left before its episode was made")
         episode = made
+        undo_if_unread(request.scope.get("client"), lambda: control.abandon(episode.id))
         header = episode.record.header
         payload: dict[str, Any] = {
             "id": episode.id,

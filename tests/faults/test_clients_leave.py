@@ -67,6 +67,34 @@ async def test_creates_whose_clients_left_make_no_episode() -> None:
         assert "Traceback" not in server.log()
 
 
+async def test_a_create_answered_to_a_client_that_never_reads_it_is_undone() -> None:
+    """The client gives up just as its answer arrives: the episode is made and answered, but never read. Closing a
+    socket with unread data resets the connection; that reset, before any other request of the client, undoes
+    the create (on main the episode stayed until --idle-timeout, 30 minutes)."""
+    async with http_server() as server, httpx.AsyncClient(timeout=30) as http:
+        request = _request(server, "POST", "/control/episodes", {"task": "pay_back", "seed": 0}, Authorization=f"Bearer {TOKEN}")
+        unread = raw_http(server.address)
+        unread.sendall(request)
+        read = raw_http(server.address)  # a client that reads its answer and keeps its connection: it holds its episode
+        read.sendall(request)
+        head, body = _response(read)
+        assert head.startswith("HTTP/1.1 201"), head
+        kept = json.loads(body)["id"]
+        with anyio.fail_after(20):
+            while (await _health(server, http))["limits"]["episodes"]["open"] < 2:  # both made and answered
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.2)  # the answer sits in the unread client's socket
+        unread.close()
+        with anyio.fail_after(20):
+            while (health := await _health(server, http))["limits"]["episodes"]["open"] > 1:
+                await anyio.sleep(0.05)
+        listed = (await http.get(f"{server.url}/control/episodes", headers=server.headers)).json()["episodes"]
+        assert [e["id"] for e in listed] == [kept] and health["creates"]["abandoned"] == 1
+        read.close()  # read and closed: nothing is undone
+        await anyio.sleep(0.3)
+        assert [e["id"] for e in (await http.get(f"{server.url}/control/episodes", headers=server.headers)).json()["episodes"]] == [kept]
+
+
 async def test_clients_that_leave_mid_request_cost_a_count_not_a_traceback() -> None:
     """A client ends its session (DELETE) right behind a notification on the same connection — what an SDK client
     that gives up does — and others drop their connection mid-call. On main each race printed two tracebacks (the
