@@ -110,6 +110,12 @@ class OutputGuard:
         left = self.budget
         for root, what in roots:
             if not root.is_dir():
+                kind = outputs.sniff(root) if root.is_file() else None
+                if kind is not None:  # a record, results or export file an older kit left unmarked
+                    raise AgentSpecError(
+                        f"{what} {root}: that is {describe(Output(root, kind))}, which toolgym wrote; agents never see an "
+                        "earlier run's records: use another file"
+                    )
                 continue
             found = outputs.scan(root, budget=left)
             left -= found.entries

@@ -94,7 +94,7 @@ def control_routes(control: Control) -> list[Route]:
         made, left = await until_client_leaves(request.receive, lambda: control.create_async(body.task, body.seed))
         if left or made is None:
             if made is not None:
-                control.manager.release(made.id)
+                control.abandon(made.id)
             return json_error(499, "client_closed_request", "the client left before its episode was made")
         episode = made
         undo_if_unread(request.scope.get("client"), lambda: control.abandon(episode.id))
