@@ -37,9 +37,14 @@ _NAMES = {
 }
 
 
+_FILE_NAMES = {"run": "a run's results", "records": "a record"}
+"""What a file of a kind named after folders is."""
+
+
 def describe(output: Output) -> str:
     """``a run folder (/path)``: what an output is, for messages."""
-    return f"{_NAMES.get(output.kind, 'an output')} ({output.path})"
+    names = _FILE_NAMES if output.path.is_file() and output.kind in _FILE_NAMES else _NAMES
+    return f"{names.get(output.kind, 'an output')} ({output.path})"
 
 
 def _real(path: Path) -> Path:
@@ -55,7 +60,7 @@ class OutputGuard:
 
     Args:
         registered: outputs known up front (default: :func:`fixtures.outputs.registered`).
-        budget: folder entries the walks of shown folders may look at, all together.
+        budget: folder entries the walk of one shown folder may look at.
     """
 
     def __init__(self, registered: Iterable[Output] | None = None, *, budget: int = outputs.SCAN_BUDGET) -> None:
@@ -107,7 +112,6 @@ class OutputGuard:
         Raises:
             AgentSpecError: a folder is itself an output, or too large to walk within the budget.
         """
-        left = self.budget
         for root, what in roots:
             if not root.is_dir():
                 kind = outputs.sniff(root) if root.is_file() else None
@@ -117,8 +121,7 @@ class OutputGuard:
                         "earlier run's records: use another file"
                     )
                 continue
-            found = outputs.scan(root, budget=left)
-            left -= found.entries
+            found = outputs.scan(root, budget=self.budget)
             if not found.complete:
                 raise AgentSpecError(
                     f"{what} {root}: too many files to make sure no earlier run of toolgym is among them (over "

@@ -133,3 +133,22 @@ async def test_doctor_probes_the_agents_own_sandbox_and_reports_what_it_reaches(
     # The same agent with a bind that shows an earlier run: refused before anything runs, as `run` refuses it.
     with pytest.raises(AgentSpecError, match="inside a run folder"):
         await examine(agent=f"cmd:{sys.executable} hunter.py", binds=("runs/oracle",), env=TOY)
+
+
+def test_what_cannot_be_walked_or_is_an_unmarked_record_is_never_shown(tmp_path: Path) -> None:
+    """A folder too large to walk whole cannot be promised free of earlier runs; a record file an older kit left
+    unmarked is known by its first line. Both refused before anything runs."""
+    from clients.sandbox import Sandbox, kit_paths, parse_bind
+    from clients.sandbox_outputs import OutputGuard
+
+    big = tmp_path / "big"
+    big.mkdir()
+    for index in range(20):
+        (big / f"f{index}.txt").write_text("x")
+    with pytest.raises(AgentSpecError, match="too many files to make sure no earlier run"):
+        Sandbox([sys.executable, "-c", "pass"], binds=[parse_bind(str(big))],
+                kit=kit_paths(), guard=OutputGuard(registered=[], budget=10))
+    record = tmp_path / "old.jsonl"
+    record.write_text('{"type":"episode","episode_id":"oracle.t.s0.t0","env":"toy","start_hash":"sha256:0"}\n')
+    with pytest.raises(AgentSpecError, match="that is a record"):
+        Sandbox([sys.executable, "-c", "pass", str(record)], kit=kit_paths(), guard=OutputGuard(registered=[]))
