@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import httpx
 
-from tests.faults.processes import INITIALIZE, TOKEN, HttpServer, http_server, raw_http
+from tests.faults.processes import INITIALIZE, TOKEN, HttpServer, http_server, raw_http, read_response
 
 SLOW_TASKS = Path(__file__).with_name("slow_tasks.py")
 
@@ -26,14 +26,8 @@ def _request(server: HttpServer, method: str, path: str, body: dict[str, Any] | 
 
 
 def _response(sock: socket.socket) -> tuple[str, bytes]:
-    """One whole response: its head and body (by Content-Length)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
-    head, body = data.split(b"\r\n\r\n", 1)
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-    while len(body) < length:
-        body += sock.recv(65536)
+    """One whole response: its head (as text) and body."""
+    head, body = read_response(sock)
     return head.decode(), body
 
 
