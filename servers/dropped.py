@@ -141,11 +141,16 @@ class DropGuard:
             await self.app(scope, watched, guarded)
             PROGRESS.tick()
         except Exception as exc:
-            if not (complete or left or isinstance(exc, GONE)):
-                raise
-            if not late:
-                self.counts.add("client_left" if left else _kind(exc))
-            log.debug("%s %s: dropped (%s: %s)", scope.get("method"), scope.get("path"), type(exc).__name__, exc)
+            gone = left or isinstance(exc, GONE)
+            if not (gone or complete):
+                raise  # a bug of ours, before any answer: uvicorn logs it with its traceback and answers 500
+            if gone:
+                if not late:
+                    self.counts.add("client_left" if left else _kind(exc))
+                log.debug("%s %s: dropped (%s: %s)", scope.get("method"), scope.get("path"), type(exc).__name__, exc)
+            else:  # answered already, then failed: worth a line, not a traceback nobody can act on
+                log.warning("%s %s failed after its answer was sent: %s: %s", scope.get("method"), scope.get("path"),
+                            type(exc).__name__, str(exc)[:300])
 
 
 class GoneFilter(logging.Filter):
