@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 from fixtures.errors import ToolgymError
 
@@ -76,14 +78,47 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.print_help(sys.stderr)
         raise SystemExit(2)
     args.command_line = argv is None  # a process of its own, whose command line can be replayed (serve --allocator)
+    terminated: list[int] = []
+    if args.command != "serve" and argv is None:
+        _stop_on_sigterm(terminated)
     try:
         status = args.run(args)
     except ToolgymError as exc:
         print(f"toolgym {args.command}: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
+        if terminated:
+            kept = "; what finished is kept (--resume completes the run)" if args.command == "run" else ""
+            print(f"toolgym {args.command}: stopped by SIGTERM{kept}", file=sys.stderr)
+            raise SystemExit(128 + signal.SIGTERM) from None
         raise SystemExit(130) from None
     raise SystemExit(status)
+
+
+def _stop_on_sigterm(terminated: list[int]) -> None:
+    """Make SIGTERM stop a command the way Ctrl-C does: work cancelled in order (a run's agents killed, its
+    summary written, its server shut down), then one line and exit status 143 — never a traceback, never a
+    process killed with its run folder half-written.
+
+    The signal is handled as SIGINT is: by the event loop's own SIGINT handler (asyncio's runner cancels the
+    main task), else as KeyboardInterrupt. A process started with SIGINT ignored (a shell's background job)
+    gets Python's SIGINT handler back, so that the event loop installs its own: a KeyboardInterrupt raised
+    inside a running loop instead would tear its tasks down in no order (seen: tracebacks, and a hang).
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def handle(signum: int, frame: Any) -> None:
+        if terminated:
+            return
+        terminated.append(signum)
+        interrupt = signal.getsignal(signal.SIGINT)
+        if callable(interrupt) and interrupt is not signal.default_int_handler:
+            interrupt(signal.SIGINT, frame)
+        else:
+            signal.default_int_handler(signal.SIGINT, frame)
+
+    signal.signal(signal.SIGTERM, handle)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import argparse
 import math
 from collections.abc import Callable
 
+from servers.limits import seconds_problem
+
 __all__ = ["integer", "number", "seconds"]
 
 
@@ -51,11 +53,12 @@ def number(low: float, high: float | None = None) -> Callable[[str], float]:
 
 
 def seconds(text: str) -> float:
-    """A finite, positive number of seconds."""
+    """A positive number of seconds, at most a year (the rule every duration flag shares: servers/limits.py)."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, not {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, not {text!r}")
+        value = float("nan")
+    problem = seconds_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}, not {text!r}")
     return value

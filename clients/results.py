@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from clients.errors import RunError
 from clients.run_files import folder_error
+from fixtures import outputs
 from servers.lines import LineFile
 from servers.text import escape, has_surrogates
 
@@ -266,6 +267,10 @@ def prepare_run_folder(out: Path) -> None:
         finally:
             file.close()
             probe.unlink()
+    except OSError as exc:
+        raise folder_error(out, exc) from None
+    try:
+        outputs.mark(out, "run")  # found again wherever it goes: sandboxed agents never see it (fixtures/outputs.py)
     except OSError as exc:
         raise folder_error(out, exc) from None
 

@@ -65,6 +65,7 @@ from clients.summary import Summary, summarize
 from fixtures.errors import TaskError
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
+from servers.limits import seconds_problem
 from servers.private_tasks import with_private_tasks
 
 if TYPE_CHECKING:
@@ -239,8 +240,9 @@ def _check_config(config: RunConfig) -> None:
         ("--provider-timeout", limits.provider_timeout),
         ("--request-timeout", limits.request_timeout),
     ):
-        if not 0 < seconds < float("inf"):
-            raise RunError(f"{flag} must be a number of seconds > 0, got {seconds!r}")
+        problem = seconds_problem(seconds) if isinstance(seconds, (int, float)) else "must be a number of seconds"
+        if problem is not None:
+            raise RunError(f"{flag} {problem}, got {seconds!r}")
 
 
 def _plan(environment: Environment, agent: Agent, config: RunConfig) -> Plan:

@@ -24,9 +24,11 @@ packages. The agent gets:
 Never visible, whatever the command names (:func:`kit_paths`): the kit's packages (``fixtures``,
 ``servers``, ``envs``, ``graders``, ``clients``, ``toolgym``) and a source checkout holding them, installed
 environment packages, the template cache (``~/.cache/toolgym``), the run folder, and the source folders of
-the run's task templates (private ones included). A bound folder that contains one of them gets it masked
-by an empty one. A program may live *inside* a checkout or the cache folder (a virtual environment there),
-never in a package of the kit; an argument naming anything in there is not bound.
+the run's task templates (private ones included) — and every earlier output of the kit, wherever it is (run
+folders, records, exports, reports: ``clients/sandbox_outputs.py``). A bound folder that contains one of them
+gets it masked by an empty one (a file: by ``/dev/null``). A program may live *inside* a checkout or the cache
+folder (a virtual environment there), never in a package of the kit or in an earlier output; an argument
+naming anything in there is not bound; a ``--sandbox-bind`` into one is refused.
 
 ``--sandbox none`` runs the agent as the runner's user with nothing hidden; it says so once, loudly.
 """
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from clients.errors import AgentSpecError
+from clients.sandbox_outputs import OutputGuard
 
 if TYPE_CHECKING:
     from servers.environment import Environment
@@ -136,8 +139,17 @@ class KitPaths:
         return any(_within(path, z) for z in self.zones)
 
     def under(self, path: Path) -> list[Path]:
-        """Core paths and zones strictly inside ``path`` (what binding it must mask)."""
-        return sorted({p for p in (*self.core, *self.zones) if p != path and _within(p, path)})
+        """Core paths and zones strictly inside ``path`` (what binding it must mask), as the agent sees them
+        through ``path`` (compared by real paths too: ``path`` may be a symbolic link to the folder holding them)."""
+        real = _real(path)
+        found: set[Path] = set()
+        for hidden in (*self.core, *self.zones):
+            if hidden != path and _within(hidden, path):
+                found.add(hidden)
+            resolved = _real(hidden)
+            if resolved != real and _within(resolved, real):
+                found.add(path / resolved.relative_to(real))
+        return sorted(found)
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -291,7 +303,7 @@ def unsandboxed_warning(kit: KitPaths) -> str | None:
     reach = ", ".join(str(p) for p in (*kit.zones, *kit.core)[:6])
     return (
         f"WARNING: --sandbox none: cmd: agents run unsandboxed as {user}. They can read the kit's source with "
-        f"every task template and oracle, the template cache and this run's folder ({reach}...), see every "
+        f"every task template and oracle, the template cache, this run's folder and every earlier run ({reach}...), see every "
         f"process of {user} (command lines, environments; memory where ptrace is allowed, which for root is "
         "always), and use the network. Run only agents you trust this way."
     )
@@ -320,9 +332,12 @@ class Sandbox:
         kit: what must stay hidden.
         path: the ``PATH`` the command is looked up on.
         bwrap: the bubblewrap binary (default: on ``PATH``).
+        guard: the kit's earlier outputs to hide (default: the registered ones; ``clients/sandbox_outputs.py``);
+            the folders the sandbox shows are walked for more.
 
     Raises:
-        AgentSpecError: the program itself lies in a folder the sandbox hides, or a bind exposes one.
+        AgentSpecError: the program itself lies in a folder the sandbox hides, a bind exposes one (the kit, an
+            earlier run...), or a shown folder is too large to check for earlier runs.
     """
 
     words: list[str]
@@ -330,6 +345,7 @@ class Sandbox:
     kit: KitPaths = field(default_factory=kit_paths)
     path: str | None = None
     bwrap: str = ""
+    guard: OutputGuard | None = None
     programs: list[Path] = field(default_factory=list, init=False)
     arguments: list[Path] = field(default_factory=list, init=False)
     absolute: dict[int, str] = field(default_factory=dict, init=False)
@@ -341,12 +357,15 @@ class Sandbox:
     def __post_init__(self) -> None:
         self.bwrap = self.bwrap or shutil.which("bwrap") or "bwrap"
         self.home = Path(os.path.normpath(os.environ.get("HOME") or Path.home()))
+        guard = self.guard = self.guard if self.guard is not None else OutputGuard()
         for bind in self.binds:
             if self.kit.secret(bind.path) or bind.path in self.kit.zones:
                 raise AgentSpecError(f"--sandbox-bind {bind.path}: that is the kit's own (tasks, oracles, runs); agents never see it")
+            guard.refuse_bind(bind.path)
         program = self._absolute(0)
         if program is None:
             raise AgentSpecError(f"cmd: {self.words[0]!r} is not an executable on PATH or a file")
+        guard.refuse_program(Path(program))
         self._add_program(Path(program), depth=0)
         if not any(_within(_real(program), p) or _within(Path(program), p) for p in (*self.programs, *map(Path, SYSTEM_PATHS))):
             raise AgentSpecError(
@@ -361,6 +380,12 @@ class Sandbox:
                 found = self._absolute(index, candidate)
                 if found is not None:
                     self._add_argument(Path(found))
+        # Every folder shown from the host is walked once for the kit's earlier outputs (run folders...).
+        guard.walk(
+            [(p, "cmd: the agent's folder") for p in self.programs]
+            + [(p, "cmd: argument") for p in self.arguments]
+            + [(b.path, "--sandbox-bind") for b in self.binds]
+        )
 
     # -- finding paths ----------------------------------------------------------------------------------
 
@@ -451,7 +476,9 @@ class Sandbox:
 
     def _add_argument(self, path: Path) -> None:
         real = _real(path)
-        if self.kit.secret(real) or self.kit.zoned(real) or self.kit.secret(path) or self.kit.zoned(path):
+        kit = self.kit
+        held = self.guard is not None and self.guard.holder(path) is not None
+        if held or kit.secret(real) or kit.zoned(real) or kit.secret(path) or kit.zoned(path):
             self.withheld.append(path)  # the kit's own, named on purpose or not: never bound for an argument
             return
         if real.is_dir():
@@ -478,6 +505,8 @@ class Sandbox:
             home: a fresh writable folder mounted at ``$HOME``'s path.
             files: the episode's prompt file and MCP config, bound read-only at their paths.
         """
+        if self.guard is not None:
+            self.guard.refresh()  # a run started since: its folder is registered, and masked from this episode on
         args = [self.bwrap, *BASE_OPTIONS, *_system_arguments()]
         outer: list[Path] = [Path(s) for s in SYSTEM_PATHS if os.path.isdir(s) and not os.path.islink(s)]
         if self.home != Path("/"):
@@ -504,7 +533,8 @@ class Sandbox:
         args: list[str] = []
         seen: set[Path] = set()
         for folder in bound:
-            for hidden in self.kit.under(folder):
+            earlier = self.guard.under(folder) if self.guard is not None else []
+            for hidden in [*self.kit.under(folder), *earlier]:
                 if hidden in seen or not os.path.lexists(hidden):
                     continue
                 seen.add(hidden)

@@ -30,6 +30,7 @@ from typing import Any
 from clients.agents.base import openai_tool
 from clients.errors import RunError
 from clients.results import ResultLine, latest_by_key, read_results
+from fixtures import outputs
 from fixtures.errors import EnvironmentNotFound, RecordError
 from servers.environment import Environment
 from servers.mcp_server import mcp_tools
@@ -278,6 +279,7 @@ def export_sft(
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     tmp.replace(out)
+    outputs.register(out, "export")  # hidden from sandboxed agents wherever it was written (fixtures/outputs.py)
     return ExportStats(
         written=len(lines), considered=considered, out=out, passing=len(passing), skipped=dict(skipped), duplicates=duplicates
     )

@@ -23,6 +23,8 @@ from servers.admission import MemoryBudget, format_mb, parse_size
 from servers.deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT
 from servers.environment import Environment
 from servers.episodes import HISTORY_BYTES, EpisodeManager
+from servers.health import STALL_AFTER
+from servers.limits import seconds_problem
 from servers.private_tasks import with_private_tasks
 from servers.registry import load_environment
 from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSIONS_PER_EPISODE
@@ -158,6 +160,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "own, answered within milliseconds however busy the server is: point liveness probes there",
     )
     parser.add_argument(
+        "--stall-after",
+        type=float,
+        default=STALL_AFTER,
+        metavar="S",
+        help="http: health answers 503 'stalled' when the event loop has made no progress (no heartbeat, no request "
+        f"served) for S seconds; a loop that is only slow answers 200 with its lag (default: {STALL_AFTER:g})",
+    )
+    parser.add_argument(
         "--history-mb",
         type=float,
         default=HISTORY_BYTES / 2**20,
@@ -201,10 +211,11 @@ def _check(environment: Environment, args: argparse.Namespace) -> None:
         raise CliError(f"--max-sessions must be >= 1, got {args.max_sessions}")
     if args.sessions_per_episode < 1:
         raise CliError(f"--sessions-per-episode must be >= 1, got {args.sessions_per_episode}")
-    for flag in ("idle_timeout", "session_idle_timeout", "closed_ttl", "reap_interval", "head_timeout", "body_timeout"):
+    for flag in ("idle_timeout", "session_idle_timeout", "closed_ttl", "reap_interval", "head_timeout", "body_timeout", "stall_after"):
         value = getattr(args, flag)
-        if not 0 < value < float("inf"):
-            raise CliError(f"--{flag.replace('_', '-')} must be a positive number of seconds, got {value}")
+        problem = seconds_problem(value)
+        if problem is not None:
+            raise CliError(f"--{flag.replace('_', '-')} {problem}, got {value:g}")
     if args.max_memory not in ("auto", "none"):
         try:
             parse_size(args.max_memory)
@@ -220,6 +231,8 @@ def _check(environment: Environment, args: argparse.Namespace) -> None:
         raise CliError(f"--port must be within 0-65535, got {args.port}")
     if args.health_port is not None and not 0 <= args.health_port <= 65535:
         raise CliError(f"--health-port must be within 0-65535, got {args.health_port}")
+    if args.health_port is not None and args.health_port != 0 and args.health_port == args.port:
+        raise CliError(f"--health-port {args.health_port} is the server's own --port; give another port (or 0: any free one)")
     if not 0 <= args.history_mb < float("inf"):
         raise CliError(f"--history-mb must be a number of megabytes >= 0, got {args.history_mb}")
     if args.transport == "http" and args.record is not None:
@@ -430,11 +443,13 @@ def _serve_http(environment: Environment, args: argparse.Namespace, token: str |
                 head_timeout=args.head_timeout,
                 body_timeout=args.body_timeout,
                 health_port=args.health_port,
+                stall_after=args.stall_after,
             )
         )
-    except OSError as exc:
-        print(f"error: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+    except OSError as exc:  # a port in use, an address not ours: one line, a usage error like any other
+        where = str(exc) if exc.strerror is None else f"cannot serve on {args.host}:{args.port}: {exc.strerror}"
+        print(f"error: {where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         # uvicorn re-raises the Ctrl-C it turned into a graceful shutdown; by now every record is closed.
         print("toolgym: stopped", file=sys.stderr)

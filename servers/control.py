@@ -48,6 +48,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from fixtures.errors import EpisodeNotFound, GradingError, ToolgymError
+from servers.dropped import DROPS
 from servers.episodes import Episode, EpisodeManager
 from servers.mcp_server import mcp_tools
 from servers.record import Record
@@ -180,6 +181,10 @@ class Control:
             limits["connections"] = self.connections()
         body: dict[str, Any] = {"status": "ok", "env": self.environment_name, "episodes": len(manager), "limits": limits}
         body["released"] = manager.history_counts()
+        # Creates in progress (each counted in ``open`` and against memory until it ends) and those given up
+        # because their client left; requests dropped for a vanished client or session (servers/dropped.py).
+        body["creates"] = {"in_progress": manager.creating, "abandoned": manager.abandoned}
+        body["dropped"] = DROPS.snapshot()
         if self.heartbeat is not None:
             body["loop"] = self.heartbeat.state()
             if body["loop"]["stalled"]:
@@ -221,6 +226,14 @@ class Control:
         """Stop the episode's tool calls and write its footer; the world stays for grading."""
         self.manager.close(episode_id)
         return self.get(episode_id)
+
+    def abandon(self, episode_id: str) -> None:
+        """Release an episode its creator never received (its connection was reset before reading the answer),
+        counted with the creates given up; nothing happens to an episode already used or gone."""
+        episode = self.manager._episodes.get(episode_id)  # noqa: SLF001 - one lookup, no error for a gone one
+        if episode is not None and episode.state == "live" and episode.seq == 0:
+            self.manager.release(episode_id)
+            self.manager.abandoned += 1
 
     def release(self, episode_id: str) -> None:
         """Free the episode's world (its record stays readable for a while).

@@ -35,6 +35,7 @@ from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, GradingError, 
 from servers.control import MAX_BODY_BYTES, Control, CreateEpisode, FinishEpisode, GradingUnavailable, NotGradable
 from servers.admission import MemoryLimitReached
 from servers.dispatch import format_validation_error
+from servers.dropped import undo_if_unread, until_client_leaves
 
 __all__ = ["control_app", "control_routes", "json_error"]
 
@@ -89,7 +90,14 @@ def control_routes(control: Control) -> list[Route]:
         if isinstance(body, Response):
             return body
         assert isinstance(body, CreateEpisode)
-        episode = await control.create_async(body.task, body.seed)
+        # A client that leaves (its timeout) stops its create: a world nobody will use is never made, or freed.
+        made, left = await until_client_leaves(request.receive, lambda: control.create_async(body.task, body.seed))
+        if left or made is None:
+            if made is not None:
+                control.abandon(made.id)
+            return json_error(499, "client_closed_request", "the client left before its episode was made")
+        episode = made
+        undo_if_unread(request.scope.get("client"), lambda: control.abandon(episode.id))
         header = episode.record.header
         payload: dict[str, Any] = {
             "id": episode.id,

@@ -22,6 +22,8 @@ import asyncio
 import functools
 from typing import Any
 
+from servers.dropped import connection_closed
+
 __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_HEAD_TIMEOUT", "DEFAULT_WRITE_TIMEOUT", "with_deadlines"]
 
 DEFAULT_HEAD_TIMEOUT = 30.0
@@ -90,6 +92,7 @@ def with_deadlines(base: type[asyncio.Protocol], head_timeout: float, body_timeo
         def connection_lost(self, exc: Exception | None) -> None:
             for name in ("_head_timer", "_body_timer", "_write_timer"):
                 self._cancel(name)
+            connection_closed(getattr(self, "client", None), exc)  # an answer never read is undone (servers/dropped.py)
             super().connection_lost(exc)
 
         def _cancel(self, name: str) -> None:

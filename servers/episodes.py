@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
+from fixtures import outputs
 from fixtures.errors import EpisodeLimitReached, EpisodeNotFound, RecordError, RecordUnwritable
 from fixtures.world import World
 from servers import malloc
@@ -176,6 +178,8 @@ class EpisodeManager:
         self.history_bytes = history_bytes
         self.sync_records = sync_records
         self.record_dir = record_dir
+        if record_dir is not None:
+            _mark_records(record_dir)
         self._episodes: dict[str, Episode] = {}
         self._released: OrderedDict[str, bytes] = OrderedDict()
         """Records of released episodes, as compressed JSONL (a tenth of the objects' memory)."""
@@ -185,6 +189,8 @@ class EpisodeManager:
         """Capped episodes holding a world (kept as a count so health never walks the episodes)."""
         self._pending = 0
         """Capped episodes being created in a worker thread (they count against ``max_live`` already)."""
+        self.abandoned = 0
+        """Creates given up before their episode existed (the client left): nothing of them was kept."""
         self.released_count = 0
         """Episodes released so far (the HTTP reaper trims the allocator when this moves)."""
         self.on_release: list[Callable[[Episode], None]] = []
@@ -241,15 +247,28 @@ class EpisodeManager:
         if capped:
             self._pending += 1
         self._building += 1
+        built: tuple[World, TaskInstance | None, int, str] | None = None
         try:
             env = self.environment
             if task is not None:
                 env.task_template(task)  # an unknown task fails here, without a thread
-            built = await anyio.to_thread.run_sync(self._build, task, seed, limiter=_limiter(), abandon_on_cancel=False)
+            # Cancelled while it waits for the thread (its client left): nothing is made. Cancelled while the
+            # world is being made: the thread finishes (it cannot be stopped midway), then the world is freed
+            # here, never registered, so no episode outlives the client that asked for it.
+            async with _limiter():
+                with anyio.CancelScope(shield=True):
+                    built = await anyio.to_thread.run_sync(self._build, task, seed)
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except anyio.get_cancelled_exc_class():
+            self.abandoned += 1
+            if built is not None:
+                built[0].release()
+            raise
         finally:
             self._building -= 1
             if capped:
                 self._pending -= 1
+        assert built is not None
         return self._register(*built, task, seed, record_path, episode_id, capped)
 
     def _check_memory(self) -> None:
@@ -315,6 +334,8 @@ class EpisodeManager:
             clock=world.clock.now.isoformat(),
         )
         path = record_path or (self.record_dir / f"{ident}.jsonl" if self.record_dir else None)
+        if record_path is not None:
+            outputs.register(record_path, "records")  # a record anywhere: hidden from sandboxed agents
         writer: RecordWriter | None = None
         try:
             writer = RecordWriter(path, sync=self.sync_records) if path is not None else None
@@ -334,6 +355,11 @@ class EpisodeManager:
 
     def _capped_count(self) -> int:
         return self._capped_live
+
+    @property
+    def creating(self) -> int:
+        """Creates in progress now, of any kind: waiting for the create thread or making their world."""
+        return self._building
 
     @property
     def capped_count(self) -> int:
@@ -455,6 +481,18 @@ class EpisodeManager:
             start_hash=episode.record.header.start_hash,
             prompt=episode.record.header.prompt,
         )
+
+
+def _mark_records(folder: Path) -> None:
+    """Mark a record folder as the kit's output (``fixtures/outputs.py``): sandboxed agents never see it.
+
+    Best effort: a folder that cannot be made or marked is reported by the first record written into it.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        outputs.mark(folder, "records")
+    except OSError:
+        pass
 
 
 def _unpack(packed: bytes) -> Record:

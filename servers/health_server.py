@@ -166,7 +166,11 @@ def main() -> None:
     except OSError:
         pass
     state = _State()
-    server = _Server((args.host, args.port), _handler(state))
+    try:
+        server = _Server((args.host, args.port), _handler(state))
+    except OSError as exc:  # one line for the server to show (e.g. the port is taken), never a traceback
+        sys.stderr.write(f"{exc.strerror or exc}\n")
+        raise SystemExit(2) from None
     threading.Thread(target=_read_stdin, args=(state, server), daemon=True).start()
     state.ready.wait(timeout=30)
     sys.stdout.write(f"{server.server_address[1]}\n")

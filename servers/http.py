@@ -24,11 +24,14 @@ the hard one at startup; connections are accepted by ``servers/accept.py`` withi
 overflow lane that still answers health, a pause (not a spin) when out of descriptors, and one log line
 per ``FD_LOG_INTERVAL`` seconds instead of a traceback per failed ``accept``.
 
+Clients that go away (``servers/dropped.py``): a create whose client disconnects is cancelled, a late second
+answer is dropped, the SDK's races with an ending session are counted in health instead of logged as tracebacks.
+
 Faults: uvicorn's protocol is wrapped with deadlines on request heads, bodies and unread responses
 (``servers/deadlines.py``: ``head_timeout``, ``body_timeout``, ``write_timeout``), so a silent client cannot
 hold a connection; a heartbeat task tells health how late the loop is, and ``health_port`` adds a health
-listener in a process of its own, fed at every heartbeat, that answers however busy the loop is
-(``servers/health.py``).
+listener in a process of its own, fed at every heartbeat (and by a watch thread while beats are late), that
+answers however busy the loop is, and calls it stalled only when it makes no progress (``servers/health.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import importlib.util
 import logging
 import secrets
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +59,10 @@ from servers.accept import OVERFLOW_HEAD_TIMEOUT, OVERFLOW_KEY, Acceptor, Overfl
 from servers.control import Control
 from servers.control_app import control_app
 from servers.deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DEFAULT_WRITE_TIMEOUT, with_deadlines
+from servers.dropped import DropGuard, install_gone_filter
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
-from servers.health import HealthProcess, Heartbeat
+from servers.health import STALL_AFTER, HealthProcess, Heartbeat, LoopWatch
 from servers.limits import install_accept_log_filter, raise_open_files_limit
 from servers.mcp_server import OutputSchemas, build_mcp_server
 from servers.routing import (
@@ -170,13 +174,19 @@ def build_http_app(
         async with router.session_manager.run(), anyio.create_task_group() as tg:
             router.sessions.task_group = tg
             tg.start_soon(_reap_forever, manager, router, reap_interval, lambda: _open_connections(app))
-            heartbeat = Heartbeat(on_beat=lambda: _send_health(app, control))
+            heartbeat = Heartbeat(on_beat=lambda: _send_health(app, control), stall_after=getattr(app.state, "stall_after", STALL_AFTER))
             control.heartbeat = heartbeat
             _send_health(app, control)  # the listener answers from the first moment, not the first beat
             tg.start_soon(heartbeat.run)
+            # With a listener, a thread speaks for a loop that beats late (starved of CPU, not stuck).
+            watch = LoopWatch(heartbeat, lambda: _send_health(app, control)) if getattr(app.state, "health_process", None) else None
+            if watch is not None:
+                watch.start()
             try:
                 yield
             finally:
+                if watch is not None:
+                    watch.stop()
                 tg.cancel_scope.cancel()
                 control.heartbeat = None
                 router.sessions.task_group = None
@@ -280,11 +290,23 @@ class _Uvicorn(uvicorn.Server):
     """uvicorn that signals when it is accepting connections (no polling on ``started``), and accepts them
     with an :class:`~servers.accept.Acceptor` (bounded by the open-files limit, backing off when out of them)."""
 
-    def __init__(self, config: uvicorn.Config, ready: anyio.Event, overflow_protocol: type[Any]) -> None:
+    def __init__(self, config: uvicorn.Config, ready: anyio.Event, overflow_protocol: type[Any], *, own_signals: bool = True) -> None:
         super().__init__(config)
         self._ready = ready
         self._overflow_protocol = overflow_protocol
+        self._own_signals = own_signals
         self.acceptors: list[Acceptor] = []
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's SIGINT/SIGTERM handling for a server that is the process (``serve``); none for a server
+        embedded in a runner, whose process decides what a signal means (uvicorn's handlers there stopped the
+        server under the episodes still running, then killed the process with the signal it re-raised)."""
+        if self._own_signals:
+            with super().capture_signals():
+                yield
+        else:
+            yield
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -370,7 +392,13 @@ class HttpServer:
 
     async def _run(self, sock: socket.socket, ready: anyio.Event) -> None:
         try:
-            await self._server.serve(sockets=[sock])
+            if self._server._own_signals:
+                await self._server.serve(sockets=[sock])
+            else:
+                # Embedded: a cancelled caller (Ctrl-C, SIGTERM in a runner) first asks the server to stop
+                # (``stop``), then waits for it to shut down whole: lifespan, connections, health listener.
+                with anyio.CancelScope(shield=True):
+                    await self._server.serve(sockets=[sock])
         finally:
             if self.health is not None:
                 self.health.stop()
@@ -379,7 +407,14 @@ class HttpServer:
 
 
 def _prepare(
-    environment: Environment, host: str, port: int, log_level: str, graceful_timeout: float, app_options: dict[str, Any]
+    environment: Environment,
+    host: str,
+    port: int,
+    log_level: str,
+    graceful_timeout: float,
+    app_options: dict[str, Any],
+    *,
+    own_signals: bool = True,
 ) -> tuple[HttpServer, socket.socket, anyio.Event]:
     deadlines = (
         float(app_options.pop("head_timeout", DEFAULT_HEAD_TIMEOUT)),
@@ -389,12 +424,17 @@ def _prepare(
     if not all(0 < value < float("inf") for value in deadlines):
         raise ValueError(f"head, body and write timeouts must be positive numbers of seconds, got {deadlines}")
     health_port = app_options.pop("health_port", None)
+    stall_after = float(app_options.pop("stall_after", STALL_AFTER))
+    if not 0 < stall_after < float("inf"):
+        raise ValueError(f"stall_after must be a positive number of seconds, got {stall_after}")
     app = build_http_app(environment, host=host, **app_options)
+    app.state.stall_after = stall_after
     raise_open_files_limit()
     install_accept_log_filter()
+    install_gone_filter()
     sock = bind_socket(host, port)
     config = uvicorn.Config(
-        OverflowGate(app),
+        OverflowGate(DropGuard(app)),  # clients that leave: counted in health, never a traceback (servers/dropped.py)
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=graceful_timeout,
@@ -408,7 +448,11 @@ def _prepare(
         security = loopback_security(host)
         try:
             health = HealthProcess(
-                host, health_port, token=app.state.token, allowed_hosts=list(security.allowed_hosts) if security is not None else None
+                host,
+                health_port,
+                token=app.state.token,
+                allowed_hosts=list(security.allowed_hosts) if security is not None else None,
+                stall_after=stall_after,
             )
         except OSError:
             sock.close()
@@ -420,7 +464,7 @@ def _prepare(
     # The overflow lane's connections (servers/accept.py) get a short head deadline: a silent one must not
     # keep a monitor's health request out for long.
     overflow_protocol = with_deadlines(_protocol_class(), min(OVERFLOW_HEAD_TIMEOUT, deadlines[0]), *deadlines[1:])
-    server = _Uvicorn(config, ready, overflow_protocol)
+    server = _Uvicorn(config, ready, overflow_protocol, own_signals=own_signals)
     # The reaper trims memory once connections have closed too (their buffers and sessions are freed then).
     app.state.open_connections = lambda: len(server.server_state.connections)
     app.state.control.connections = server.connection_counts
@@ -459,10 +503,12 @@ async def running_http(
     ``port=0`` picks a free port; the yielded :class:`HttpServer` has the real URL and the control token
     (``server.token``, ``server.control_headers``). ``app_options`` go to :func:`build_http_app`
     (``manager``, ``token``, ``no_token``, ``max_sessions``...), except the connection deadlines
-    (``head_timeout``, ``body_timeout``, ``write_timeout``: seconds) and ``health_port`` (a health listener
-    off the event loop; ``server.health_url``). Leaving the block shuts the server down.
+    (``head_timeout``, ``body_timeout``, ``write_timeout``: seconds), ``health_port`` (a health listener
+    off the event loop; ``server.health_url``) and ``stall_after`` (seconds without progress before health says
+    ``stalled``). Leaving the block, cancelled too, shuts the server down whole. Signals are the embedding
+    process's to handle: the server installs no handler of its own.
     """
-    handle, sock, ready = _prepare(environment, host, port, log_level, graceful_timeout, app_options)
+    handle, sock, ready = _prepare(environment, host, port, log_level, graceful_timeout, app_options, own_signals=False)
     async with anyio.create_task_group() as tg:
         tg.start_soon(handle._run, sock, ready)
         await ready.wait()

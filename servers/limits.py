@@ -13,10 +13,22 @@ import resource
 import threading
 import time
 
-__all__ = ["raise_open_files_limit", "install_accept_log_filter", "AcceptErrorFilter", "FD_LOG_INTERVAL"]
+__all__ = ["raise_open_files_limit", "install_accept_log_filter", "AcceptErrorFilter", "FD_LOG_INTERVAL", "MAX_SECONDS", "seconds_problem"]
 
 FD_LOG_INTERVAL = 10.0
 """Seconds between two log lines about running out of file descriptors."""
+
+MAX_SECONDS = 365 * 24 * 3600.0
+"""The longest duration any command-line flag takes (a year): ``inf``, ``nan`` and ``1e308`` are mistakes, and
+an absurd value overflows where it lands (a socket timeout: "timeout doesn't fit into C timeval")."""
+
+
+def seconds_problem(value: float) -> str | None:
+    """Why ``value`` is no usable number of seconds for a flag (None when it is): the one rule every
+    duration flag of ``serve`` and ``run`` shares."""
+    if value != value or not 0 < value <= MAX_SECONDS:  # NaN compares unequal to itself
+        return f"must be a number of seconds > 0 and at most {MAX_SECONDS:.0f} (a year)"
+    return None
 
 _ACCEPT_FAILURE = "socket.accept() out of system resource"
 

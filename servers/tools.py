@@ -24,7 +24,7 @@ from pydantic.fields import FieldInfo
 from fixtures.world import FrozenClock, World
 from servers.provenance import ResultPlan, Shown, result_plan, shown_rows
 
-__all__ = ["tool", "ToolSpec", "ToolContext", "DomainError", "build_tool_spec", "ToolMark"]
+__all__ = ["tool", "ToolSpec", "ToolContext", "DomainError", "build_tool_spec", "describe_optional", "ToolMark"]
 
 ToolFn = Callable[..., Awaitable[Any]]
 F = TypeVar("F", bound=ToolFn)
@@ -128,6 +128,34 @@ class ToolSpec:
         return shown_rows(self.result_plan, result)
 
 
+def describe_optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """Give every optional parameter its description at the top of its property, not only inside ``anyOf``.
+
+    pydantic writes ``account_id: AccountId | None = None`` as ``{"anyOf": [{"description": ..., "pattern": ...},
+    {"type": "null"}]}``: the description sits in the non-null branch (or in the ``$defs`` entry it refers
+    to), where clients that read a property's own ``description`` (most agents' tool lists) never look.
+    Copied up (with ``examples``), it is read by both kinds; the branch keeps its copy. Returns ``schema``.
+    """
+    definitions = schema.get("$defs", {})
+    for prop in schema.get("properties", {}).values():
+        branches = prop.get("anyOf") if isinstance(prop, dict) else None
+        if not isinstance(branches, list) or "description" in prop:
+            continue
+        for branch in branches:
+            if not isinstance(branch, dict) or branch.get("type") == "null":
+                continue
+            ref = branch.get("$ref", "")
+            source = branch
+            if "description" not in branch and ref.startswith("#/$defs/"):
+                source = definitions.get(ref.rsplit("/", 1)[-1], {})  # the referenced model's own docstring
+            if "description" in source:
+                prop["description"] = source["description"]
+                if "examples" in source and "examples" not in prop:
+                    prop["examples"] = source["examples"]
+                break
+    return schema
+
+
 def build_tool_spec(fn: ToolFn) -> ToolSpec:
     """Build the spec of one ``@tool`` function (pydantic schema generation: do this once per process).
 
@@ -162,7 +190,7 @@ def build_tool_spec(fn: ToolFn) -> ToolSpec:
         output_schema = {"type": "object", "properties": {"result": adapter.json_schema()}, "required": ["result"]}
     else:
         output_schema = adapter.json_schema()
-    input_schema = arguments.model_json_schema()
+    input_schema = describe_optional(arguments.model_json_schema())
     input_schema.pop("title", None)
     description = inspect.cleandoc(fn.__doc__ or "").strip()
     if not description:

@@ -111,9 +111,10 @@ def _shell_commands() -> list[str]:
     return found
 
 
-def _run_folders() -> dict[str, list[str]]:
-    """The episode names each ``toolgym run`` of README produces, by run folder; for ``runs/latest`` (every run
-    without ``--out`` replaces it) those of the first such command: the one a new user ran."""
+def _run_folders(before: str | None = None) -> dict[str, tuple[str, list[str]]]:
+    """Run folder → (the command that wrote it last, the episode names it holds), for README's ``toolgym run``
+    commands in README's order, up to the command ``before`` (a later run with the same ``--out``, and every
+    run without one into ``runs/latest``, replaces the folder)."""
     import shlex
 
     from clients.cli import build_parser
@@ -121,34 +122,40 @@ def _run_folders() -> dict[str, list[str]]:
     from clients.selection import parse_seeds, select_tasks
 
     parser = build_parser()
-    folders: dict[str, list[str]] = {}
+    folders: dict[str, tuple[str, list[str]]] = {}
     for command in _shell_commands():
+        if command == before:
+            break
         argv = shlex.split(command)[1:]
         if argv[0] != "run" or "--server" in argv or "--ray" in argv:
             continue
         args = parser.parse_args(argv)
-        out = str(args.out or "runs/latest")
-        if out in folders:
-            continue
         environment = load_environment(args.env)
         tasks = select_tasks(environment, args.tasks)
         seeds = parse_seeds(args.seeds if args.seeds is not None else [0])
-        folders[out] = [episode_name(args.agent, t, s, k) for t in tasks for s in seeds for k in range(args.trials)]
+        names = [episode_name(args.agent, t, s, k) for t in tasks for s in seeds for k in range(args.trials)]
+        folders[str(args.out or "runs/latest")] = (command, names)
     return folders
 
 
 def test_every_episode_readme_shows_is_one_its_run_produces() -> None:
-    """``toolgym show runs/latest --episode X`` must name an episode of the run the first command made."""
+    """``toolgym show runs/latest --episode X`` names an episode of the run that wrote that folder last, in README's
+    order; and a comment saying it is "the first command's run" is true (issue 28: the tour's noop run had replaced
+    runs/latest by then)."""
     import shlex
 
-    folders = _run_folders()
-    shown = [shlex.split(c) for c in _shell_commands() if c.startswith("toolgym show ") and "--episode" in c]
+    first = next(c for c in _shell_commands() if c.startswith("toolgym run "))
+    shown = [c for c in _shell_commands() if c.startswith("toolgym show ") and "--episode" in c]
     assert shown
-    for argv in shown:
+    for command in shown:
+        argv = shlex.split(command)
         folder, episode = argv[2], argv[argv.index("--episode") + 1]
-        names = folders[folder]
+        wrote, names = _run_folders(before=command)[folder]
         matches = [name for name in names if name == episode] or [name for name in names if episode in name]
         assert len(matches) == 1, (folder, episode, matches[:5])
+        comment = next(line for line in README.splitlines() if line.startswith(command)).split(" # ", 1)[1]
+        if "first command's run" in comment:
+            assert wrote == first, (command, wrote)
 
 
 async def test_the_shown_episode_is_found_in_a_real_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -164,6 +171,38 @@ async def test_the_shown_episode_is_found_in_a_real_run(tmp_path: Path, capsys: 
 
     shown = find_episode(tmp_path / "latest", episode)
     assert shown.line is not None and shown.line.task == task and shown.line.passed
+
+
+def test_the_quick_start_names_bubblewrap_for_cmd_agents_and_doctor() -> None:
+    quick = README[README.index("## Two commands"): README.index("## A 30-second tour")]
+    assert "bubblewrap" in quick and "apt-get install bubblewrap" in quick
+    assert "cmd:" in quick and "toolgym doctor" in quick
+
+
+async def test_the_stdio_client_json_works_outside_the_virtual_environment(tmp_path: Path) -> None:
+    """README's JSON for Claude Desktop / Cursor, started as those clients start it: from a folder of their own,
+    with a ``PATH`` that has no virtual environment in it (issue 28: ``"command": "python"`` failed with nothing but
+    "Connection closed")."""
+    import json
+    import os
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    block = next(b for b in re.findall(r"```json\n(.*?)```", README, flags=re.S) if "mcpServers" in b)
+    server = json.loads(block)["mcpServers"]["toolgym-finance"]
+    assert server["command"].startswith("/") and server["command"].endswith("/.venv/bin/python"), server
+    assert "absolute path" in README and "Connection closed" in README
+    # This checkout's own virtual environment stands in for /path/to/toolgym/.venv.
+    parameters = StdioServerParameters(
+        command=sys.executable, args=server["args"], cwd=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)), "TOOLGYM_CACHE_DIR": os.environ["TOOLGYM_CACHE_DIR"]},
+    )
+    with anyio.fail_after(120):
+        async with Client(parameters) as client:
+            tools = await client.list_tools()
+    assert any(t.name == "search_customers" for t in tools.tools)
 
 
 def test_the_gymnasium_snippet_plays_the_seed_it_is_given() -> None:

@@ -18,8 +18,10 @@ episodes' agents do not exist. ``sandbox="none"`` runs it as the runner's user i
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -36,7 +38,7 @@ from clients import sandbox as sandboxes
 from clients.agents.base import AgentResult, AgentSession
 from clients.errors import AgentSpecError
 
-__all__ = ["ExternalAgent", "PLACEHOLDERS", "GIVEN_VARIABLES", "agent_environment"]
+__all__ = ["ExternalAgent", "PLACEHOLDERS", "GIVEN_VARIABLES", "agent_environment", "check_placeholders"]
 
 PLACEHOLDERS = ("{mcp_url}", "{mcp_config}", "{prompt}", "{prompt_file}", "{episode_id}")
 
@@ -61,6 +63,23 @@ def agent_environment(
         TOOLGYM_MCP_URL=session.mcp_url or "", TOOLGYM_EPISODE_ID=session.episode_id, TOOLGYM_PROMPT_FILE=str(prompt_file)
     )
     return env
+
+
+def check_placeholders(words: Sequence[str]) -> None:
+    """Refuse a ``{name}`` that is no placeholder (``{mcp_ur}``): it would reach the agent as literal text.
+
+    Raises:
+        AgentSpecError: one line naming the unknown placeholder, the nearest known one and all of them.
+    """
+    for word in words:
+        for name in re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", word):
+            if f"{{{name}}}" in PLACEHOLDERS:
+                continue
+            near = difflib.get_close_matches(f"{{{name}}}", PLACEHOLDERS, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise AgentSpecError(
+                f"cmd: unknown placeholder {{{name}}}{hint}; the placeholders are {', '.join(PLACEHOLDERS)}"
+            )
 
 
 def _kill_group(process: anyio.abc.Process) -> None:
@@ -110,6 +129,7 @@ class ExternalAgent:
             raise AgentSpecError(f"cmd: cannot split the command line {command!r}: {exc}") from None
         if not words:
             raise AgentSpecError("cmd: needs a command, e.g. --agent 'cmd:my-agent --mcp {mcp_url} {prompt}'")
+        check_placeholders(words)
         if shutil.which(words[0]) is None and not Path(words[0]).is_file():
             raise AgentSpecError(f"cmd: {words[0]!r} is not an executable on PATH or a file")
         self.spec = f"cmd:{command}"
@@ -128,8 +148,8 @@ class ExternalAgent:
             if warning is not None:
                 print(f"toolgym: {warning}", file=sys.stderr, flush=True)
 
-    def render(self, session: AgentSession, mcp_config: Path, prompt_file: Path) -> list[str]:
-        """The argv for one episode, placeholders replaced word by word."""
+    def render(self, session: AgentSession, mcp_config: Path, prompt_file: Path, words: Sequence[str] | None = None) -> list[str]:
+        """The argv for one episode, placeholders replaced word by word (in ``words``, default the command's)."""
         values = {
             "{mcp_url}": session.mcp_url or "",
             "{mcp_config}": str(mcp_config),
@@ -138,14 +158,20 @@ class ExternalAgent:
             "{episode_id}": session.episode_id,
         }
         argv = []
-        for word in self.words:
+        for word in self.words if words is None else words:
             for placeholder, value in values.items():
                 word = word.replace(placeholder, value)
             argv.append(word)
         return argv
 
-    async def run(self, session: AgentSession) -> AgentResult:
-        """Run the command to completion or until the episode's time limit, then report its exit."""
+    async def run(self, session: AgentSession, *, instead: Sequence[str] | None = None, files: Sequence[Path] = ()) -> AgentResult:
+        """Run the command to completion or until the episode's time limit, then report its exit.
+
+        Args:
+            instead: another command to run in this command's place, in the very sandbox made for this one
+                (placeholders filled the same way): ``toolgym doctor`` runs its probe so.
+            files: more files shown read-only inside the sandbox, at their paths (the probe's own).
+        """
         if session.mcp_url is None:
             raise RuntimeError("the external agent needs the episode served over HTTP (session.mcp_url)")
         with tempfile.TemporaryDirectory(prefix="toolgym-agent-") as tmp:
@@ -154,14 +180,15 @@ class ExternalAgent:
             mcp_config.write_text(json.dumps({"mcpServers": {"toolgym": {"type": "http", "url": session.mcp_url}}}, indent=2))
             prompt_file = folder / "prompt.txt"
             prompt_file.write_text(session.prompt, encoding="utf-8")
-            argv = self.render(session, mcp_config, prompt_file)
+            argv = self.render(session, mcp_config, prompt_file, instead)
             env = agent_environment(session, prompt_file)
             if self.sandbox is not None:
                 # A writable working directory and home of its own; the episode's two files, read-only.
                 work, home = folder / "work", folder / "home"
                 work.mkdir()
                 home.mkdir()
-                argv = self.sandbox.command(self.sandbox.render_words(argv), work=work, home=home, files=[mcp_config, prompt_file])
+                words = argv if instead is not None else self.sandbox.render_words(argv)
+                argv = self.sandbox.command(words, work=work, home=home, files=[mcp_config, prompt_file, *files])
             if self.log_dir is not None:
                 self.log_dir.mkdir(parents=True, exist_ok=True)
                 log_path = self.log_dir / f"{session.name or session.episode_id}.log"

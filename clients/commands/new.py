@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 from clients.flags import integer
@@ -25,7 +26,8 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``new NAME [--from SOURCE] [--out DIR] [--spec FILE] [--sample N] [--scrub COLUMN ...] [--seeds N] [--no-check]
     [--llm-base-url URL [--llm-model M] [--llm-api-key-env VAR]]``."""
-    parser.add_argument("name", metavar="NAME", help="the environment's name (lower-case letters, digits, '-')")
+    parser.add_argument("name", metavar="NAME", help="the environment's name: lower-case letters, digits and '-', starting "
+                        "with a letter (no '_': the package is NAME with '-' as '_' plus '_env')")
     parser.add_argument("--from", dest="source", metavar="SOURCE", help="SQLite file, or folder of CSV/JSON tables (omit to regenerate)")
     parser.add_argument("--out", metavar="DIR", help="project folder to write (default ./NAME)")
     parser.add_argument("--spec", metavar="FILE", help="use this spec file (JSON) instead of the one written from the database")
@@ -54,9 +56,14 @@ def run(args: argparse.Namespace) -> int:
 
         reword = RewordConfig(base_url=args.llm_base_url, model=args.llm_model, api_key_env=args.llm_api_key_env or None,
                               timeout=float(args.llm_timeout))
-    report = new_environment(args.name, source=args.source, out=args.out, spec_file=args.spec, sample=args.sample,
-                             scrub=args.scrub, seeds=args.seeds, check=not args.no_check, attacks=not args.no_attacks, reword=reword,
-                             progress=lambda msg: print(f"toolgym new: {msg}", flush=True))
+    try:
+        report = new_environment(args.name, source=args.source, out=args.out, spec_file=args.spec, sample=args.sample,
+                                 scrub=args.scrub, seeds=args.seeds, check=not args.no_check, attacks=not args.no_attacks,
+                                 reword=reword, progress=lambda msg: print(f"toolgym new: {msg}", flush=True))
+    except sqlite3.DatabaseError as exc:  # damage in the source found late: one line, like every bad source
+        print(f"toolgym new: error: the source database cannot be read ({exc}); repair it first (sqlite3 SOURCE .recover)",
+              file=sys.stderr)
+        return 2
     print(report.summary())
     print(f"next: pip install -e {report.project}   then   toolgym check {args.name} --seeds 20   and   toolgym run {args.name} --agent oracle")
     print(f"  (or without installing: cd {report.project} && toolgym check {report.package}:environment)")

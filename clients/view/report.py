@@ -12,6 +12,7 @@ from clients.errors import RunError
 from clients.view.data import RecordFile, load_run, read_record_file
 from clients.view.page import pack_details, render_page
 from clients.view.payload import RunPayload, compare_payload, record_payload, run_payload
+from fixtures import outputs
 from fixtures.errors import ToolgymError
 from servers.environment import Environment
 
@@ -36,6 +37,7 @@ class Report:
         """Write the page to ``out`` (folders created) and return the path."""
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(self.html, encoding="utf-8")
+        outputs.register(out, "report")  # it holds records: hidden from sandboxed agents (fixtures/outputs.py)
         return out
 
 

@@ -112,6 +112,23 @@ def test_placeholders_are_rendered_word_by_word(tmp_path: Path) -> None:
     ]
 
 
+def test_a_mistyped_placeholder_stops_the_run_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``{mcp_ur}`` once reached the agent as literal text and scored 0 (issue 28); now nothing runs."""
+    from clients.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["run", "tests.clients.toyenv:environment", "--agent", "cmd:echo {mcp_ur} {prompt}", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1, err
+    assert err == (
+        "toolgym run: error: cmd: unknown placeholder {mcp_ur} (did you mean {mcp_url}?); the placeholders are "
+        "{mcp_url}, {mcp_config}, {prompt}, {prompt_file}, {episode_id}\n"
+    )
+    assert not (tmp_path / "run").exists()
+    # A brace that is no placeholder name is the command's own business (JSON in an argument, a shell's ${X}).
+    ExternalAgent(f"{shlex.quote(sys.executable)} -c 'print({{1: 2}})' --json='{{\"a\": 1}}' {{prompt}}", sandbox="none")
+
+
 @needs_sandbox
 async def test_generated_mcp_config_is_claude_style(tmp_path: Path) -> None:
     script = "import sys; print(open(sys.argv[1]).read())"

@@ -26,7 +26,9 @@ INITIALIZE = {
 MODERN = "2026-07-28"
 """The sessionless protocol version: a tools/call POST stands alone on an episode's URL."""
 
-__all__ = ["MODERN", "REPO", "TOKEN", "HttpServer", "StdioServer", "http_server", "raw_http", "stdio_server", "tool_call"]
+__all__ = [
+    "MODERN", "REPO", "TOKEN", "HttpServer", "StdioServer", "http_server", "raw_http", "read_response", "stdio_server", "tool_call",
+]
 
 
 _ENVELOPE = {
@@ -97,9 +99,9 @@ class HttpServer:
 
 
 @asynccontextmanager
-async def http_server(*args: str, env: dict[str, str] | None = None) -> AsyncIterator[HttpServer]:
-    """``python -m tests.toy_env serve --transport http --port 0 ARGS`` until the block ends (then SIGINT)."""
-    command = [sys.executable, "-m", "tests.toy_env", "serve", "--transport", "http", "--port", "0", "--allocator", "python", *args]
+async def http_server(*args: str, env: dict[str, str] | None = None, module: str = "tests.toy_env") -> AsyncIterator[HttpServer]:
+    """``python -m MODULE serve --transport http --port 0 ARGS`` (the toy bank) until the block ends (then SIGINT)."""
+    command = [sys.executable, "-m", module, "serve", "--transport", "http", "--port", "0", "--allocator", "python", *args]
     environment = {**os.environ, "TOOLGYM_TOKEN": TOKEN, **(env or {})}
     async with await anyio.open_process(command, cwd=REPO, env=environment) as process:
         lines: list[str] = []
@@ -182,6 +184,18 @@ async def stdio_server(*args: str) -> AsyncIterator[StdioServer]:
                 with anyio.move_on_after(5):
                     await process.wait()
                 tg.cancel_scope.cancel()
+
+
+def read_response(sock: socket.socket) -> tuple[bytes, bytes]:
+    """One whole HTTP response from a raw connection: its head and its body (Content-Length bytes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head, body
 
 
 def raw_http(address: tuple[str, int]) -> socket.socket:

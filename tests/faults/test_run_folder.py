@@ -110,6 +110,17 @@ def test_absurd_flags_are_refused_up_front(tmp_path: Path, capsys: pytest.Captur
     assert not (tmp_path / "runs").exists()
 
 
+def test_every_duration_flag_takes_the_same_range(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seconds above 0 and at most a year, for `run` as for `serve` (issue 28: `1e308` was taken where `inf` was
+    refused; a socket timeout that large overflows where it lands)."""
+    monkeypatch.chdir(tmp_path)
+    for flag, value in (("--timeout", "1e308"), ("--provider-timeout", "inf"), ("--request-timeout", "4e7"), ("--timeout", "0")):
+        code, err = toolgym(capsys, "run", TOY, flag, value, "--quiet")
+        assert code == 2 and "Traceback" not in err, (flag, value, err)
+        assert err.splitlines()[-1].endswith(f"argument {flag}: must be a number of seconds > 0 and at most 31536000 (a year), not {value!r}")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_huge_seed_range_starts_at_once_in_little_memory(tmp_path: Path) -> None:
     out = tmp_path / "run"
     command = [sys.executable, "-m", "clients.cli", "run", TOY, "--seeds", "0-100000000", "--out", str(out), "--quiet"]

@@ -11,7 +11,7 @@ import anyio
 import httpx
 
 from servers.deadlines import DEFAULT_HEAD_TIMEOUT
-from tests.faults.processes import TOKEN, HttpServer, http_server
+from tests.faults.processes import TOKEN, HttpServer, http_server, read_response
 
 DEADLINE = 0.5
 """The server's --head-timeout and --body-timeout in these tests."""
@@ -31,13 +31,7 @@ def _answer(sock: socket.socket, limit: float = DEFAULT_HEAD_TIMEOUT) -> tuple[b
 
 def _one_response(sock: socket.socket) -> bytes:
     """One whole HTTP response read from a kept-alive connection (head, then Content-Length bytes)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
-    head, body = data.split(b"\r\n\r\n", 1)
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-    while len(body) < length:
-        body += sock.recv(65536)
+    head, body = read_response(sock)
     return head + b"\r\n\r\n" + body
 
 

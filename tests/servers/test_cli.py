@@ -62,11 +62,17 @@ def test_serve_help_describes_every_flag(capsys: pytest.CaptureFixture[str]) -> 
         (["serve", "--transport", "http", "--max-sessions", "0"], "--max-sessions must be >= 1"),
         (["serve", "--transport", "http", "--token", "t", "--no-token"], "either --token T or --no-token"),
         (["serve", "--transport", "http", "--token", " "], "--token is empty"),
-        (["serve", "--transport", "http", "--idle-timeout", "0"], "--idle-timeout must be a positive number"),
-        (["serve", "--transport", "http", "--closed-ttl", "-1"], "--closed-ttl must be a positive number"),
-        (["serve", "--transport", "http", "--reap-interval", "inf"], "--reap-interval must be a positive number"),
+        (["serve", "--transport", "http", "--idle-timeout", "0"], "--idle-timeout must be a number of seconds > 0"),
+        (["serve", "--transport", "http", "--closed-ttl", "-1"], "--closed-ttl must be a number of seconds > 0"),
+        (["serve", "--transport", "http", "--reap-interval", "inf"], "--reap-interval must be a number of seconds > 0"),
+        # Every duration flag takes the same range (issue 28: 1e308 was taken where inf was refused); --port 70000
+        # after it, so that nothing is served where a flag is let through.
+        (["serve", "--transport", "http", "--body-timeout", "1e308", "--port", "70000"], "--body-timeout must be a number of seconds > 0 and at most 31536000"),
+        (["serve", "--transport", "http", "--head-timeout", "nan", "--port", "70000"], "--head-timeout must be a number of seconds > 0"),
+        (["serve", "--transport", "http", "--idle-timeout", "inf", "--port", "70000"], "--idle-timeout must be a number of seconds > 0 and at most"),
+        (["serve", "--transport", "http", "--idle-timeout", "3e7", "--closed-ttl", "4e7", "--port", "70000"], "--closed-ttl must be a number of seconds > 0 and at most"),
         (["serve", "--transport", "http", "--sessions-per-episode", "0"], "--sessions-per-episode must be >= 1"),
-        (["serve", "--transport", "http", "--session-idle-timeout", "0"], "--session-idle-timeout must be a positive number"),
+        (["serve", "--transport", "http", "--session-idle-timeout", "0"], "--session-idle-timeout must be a number of seconds > 0"),
         (["serve", "--transport", "http", "--max-memory", "lots"], "--max-memory: 'lots' is not a size"),
         (["serve", "--transport", "http", "--max-memory", "0"], "--max-memory: a memory size must be positive"),
     ],
@@ -146,8 +152,26 @@ def test_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         code, _, err = run_cli(capsys, "serve", "--transport", "http", "--port", str(port))
-    assert code == 1
-    assert f"cannot serve on 127.0.0.1:{port}" in err and "Traceback" not in err
+    assert code == 2  # a usage error like any other (issue 28: it was 1)
+    assert err == f"error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+
+
+def test_a_busy_health_port_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """Another process on --health-port, or the server's own --port given again: one line each, exit 2 (issue 28:
+    ``ValueError: read of closed file`` from the listener's start-up, exit 1)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, _, err = run_cli(capsys, "serve", "--transport", "http", "--port", "0", "--health-port", str(port), "--allocator", "python")
+    assert code == 2
+    assert err == f"error: the health listener cannot serve 127.0.0.1:{port}: Address already in use\n"
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    code, _, err = run_cli(capsys, "serve", "--transport", "http", "--port", str(port), "--health-port", str(port), "--allocator", "python")
+    assert code == 2
+    assert err == f"error: --health-port {port} is the server's own --port; give another port (or 0: any free one)\n"
 
 
 def test_unknown_environment_name(capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,6 +35,8 @@ async def test_health_and_environment() -> None:
             assert loop["stalled"] is False and loop["lag_ms"] >= 0  # the event loop's heartbeat (servers/health.py)
             connections = body["limits"].pop("connections")  # within the open-files limit (servers/accept.py)
             assert connections["open"] >= 1 and connections["max"] > connections["open"] and connections["overflow"] == 0
+            # Requests dropped for a vanished client or session: process-wide counts (servers/dropped.py)
+            assert set(body.pop("dropped")) == {"client_left", "session_ended", "late_answers"}
             assert body == {
                 "status": "ok",
                 "env": "toy",
@@ -46,6 +48,7 @@ async def test_health_and_environment() -> None:
                     "sessions_evicted": 0,
                 },
                 "released": {"records": 0, "bytes": 0, "max_records": 4096, "max_bytes": 16 * 2**20},
+                "creates": {"in_progress": 0, "abandoned": 0},
             }
             env = (await http.get("/environment")).json()
             assert env["name"] == "toy" and env["tasks"] == 1

@@ -8,7 +8,7 @@ import time
 import anyio
 import httpx
 
-from servers.health import HealthProcess, Heartbeat
+from servers.health import HealthProcess, Heartbeat, Progress
 
 
 def test_the_listener_answers_the_latest_snapshot_to_the_token_only() -> None:
@@ -34,15 +34,23 @@ def test_the_listener_answers_the_latest_snapshot_to_the_token_only() -> None:
     assert listener._child.returncode is not None  # the child is gone with its pipe
 
 
-async def test_the_heartbeat_tells_a_busy_loop_from_a_stuck_one() -> None:
+async def test_the_heartbeat_tells_a_slow_loop_from_a_stuck_one() -> None:
     beats: list[float] = []
-    heartbeat = Heartbeat(on_beat=lambda: beats.append(time.monotonic()))
+    progress = Progress()
+    heartbeat = Heartbeat(on_beat=lambda: beats.append(time.monotonic()), stall_after=0.5, progress=progress)
     async with anyio.create_task_group() as tg:
         tg.start_soon(heartbeat.run)
         await anyio.sleep(0.25)
         assert heartbeat.state()["stalled"] is False and beats
-        time.sleep(0.3)  # noqa: ASYNC251 - the loop blocked on purpose: it shows as late, not yet stalled
-        assert heartbeat.state()["lag_ms"] >= 150
+        # Busy for 1 s without a beat, but serving requests all along (what CPU starvation looks like): late
+        # by a second, twice the stall bound, and not stalled.
+        for _ in range(10):
+            time.sleep(0.1)  # noqa: ASYNC251 - the loop blocked on purpose
+            progress.tick()
+            heartbeat.idle()  # what the watch thread does every quarter second
+        busy = heartbeat.state()
+        assert busy["lag_ms"] >= 900 and busy["stalled"] is False and busy["no_progress_ms"] < 500
+        time.sleep(0.7)  # noqa: ASYNC251 - now stuck: no beat and no request for longer than stall_after
+        stuck = heartbeat.state()
+        assert stuck["stalled"] is True and stuck["no_progress_ms"] >= 500
         tg.cancel_scope.cancel()
-    heartbeat.last -= 3600
-    assert heartbeat.state()["stalled"] is True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shlex
 import sqlite3
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -128,6 +129,14 @@ def open_source(path: str | Path) -> sqlite3.Connection:
             raise NewError(f"source {str(path)!r} is not a SQLite database (give a .sqlite/.db file or a folder of CSV tables)")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
+    try:  # damaged pages fail here, in one line, not in the middle of reading a table
+        problems = [" ".join(str(row[0]).split()) for row in conn.execute("PRAGMA quick_check(3)")]
+    except sqlite3.DatabaseError as exc:
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        conn.close()
+        raise NewError(f"source {str(path)!r} is damaged ({'; '.join(problems)[:300]}); repair it first, e.g. "
+                       f"sqlite3 {shlex.quote(str(path))} .recover | sqlite3 repaired.db, and give the repaired copy")
     return conn
 
 
@@ -166,7 +175,19 @@ def _read_table_file(file: Path) -> tuple[list[str], list[list[object]]]:
             header = [snake(h) for h in next(reader)]
         except StopIteration:
             raise NewError(f"{file}: empty CSV file (a header row is needed)") from None
-        return header, [[_csv_value(v) for v in row] for row in reader if row]
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise NewError(f"{file}: not a readable CSV file ({exc})") from None
+        rows = []
+        try:
+            for row in reader:
+                if len(row) > len(header):
+                    raise NewError(f"{file}, line {reader.line_num}: {len(row)} cells where the header names {len(header)} "
+                                   "columns; remove the extra cells, or quote a value that holds a comma")
+                if row:
+                    rows.append([_csv_value(v) for v in row])
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise NewError(f"{file}, line {reader.line_num}: not readable as CSV ({exc})") from None
+        return header, rows
 
 
 def _load_csv_folder(folder: Path) -> sqlite3.Connection:
@@ -258,9 +279,13 @@ def read_source(path: str | Path) -> Source:
     """
     conn = open_source(path)
     try:
-        listing = conn.execute("SELECT name, type FROM pragma_table_list WHERE schema = 'main' ORDER BY name").fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise NewError(f"source {str(path)!r} cannot be read as SQLite: {exc}") from None
+        return _describe_source(path, conn)
+    except sqlite3.DatabaseError as exc:  # damage quick_check did not see: still one line, never a traceback
+        raise NewError(f"source {str(path)!r} cannot be read as SQLite: {exc}; repair it first (sqlite3 SOURCE .recover)") from None
+
+
+def _describe_source(path: str | Path, conn: sqlite3.Connection) -> Source:
+    listing = conn.execute("SELECT name, type FROM pragma_table_list WHERE schema = 'main' ORDER BY name").fetchall()
     tables = []
     for row in listing:
         name, kind = row["name"], row["type"]
