@@ -77,11 +77,12 @@ def fact(table: str, key: Any, *fields: str) -> Fact:
     return Fact(table=table, keys=key, fields=list(fields))
 
 
-def shown_before(ctx: GradingContext, calls: list[ToolCallEvent]) -> tuple[Shown, dict[tuple[str, str], ToolCallEvent]]:
-    """Everything ``calls`` showed (fields unioned per row), and the first call that showed each row."""
+def shown_before(ctx: GradingContext, calls: list[ToolCallEvent]) -> tuple[Shown, dict[tuple[str, str, str], ToolCallEvent]]:
+    """Everything ``calls`` showed (fields unioned per row), and the first call that showed each field of each row
+    (under ``(table, key, "")``: the first that showed the row at all)."""
     cache = ctx.shown_cache
     merged: dict[tuple[str, str], frozenset[str]] = {}
-    first: dict[tuple[str, str], ToolCallEvent] = {}
+    first: dict[tuple[str, str, str], ToolCallEvent] = {}
     specs = ctx.environment.tool_specs
     for event in calls:
         if event.error is not None:
@@ -94,7 +95,9 @@ def shown_before(ctx: GradingContext, calls: list[ToolCallEvent]) -> tuple[Shown
             shown = cache[event.seq] = spec.shown(event.result)
         for row, fields in shown.items():
             merged[row] = merged.get(row, frozenset()) | fields
-            first.setdefault(row, event)
+            first.setdefault((*row, ""), event)
+            for name in fields:
+                first.setdefault((*row, name), event)
     return merged, first
 
 
@@ -160,7 +163,8 @@ class Seen(CriterionBase):
         for alternative in self.any_of:
             missing = alternative.missing(seen)
             if not missing:
-                by = sorted({first[(alternative.table, k)].seq for k in alternative.keys})
+                # the calls that showed what the fact needs (each field's first), not merely the first to show the row
+                by = sorted({first[(alternative.table, k, name)].seq for k in alternative.keys for name in alternative.fields or [""]})
                 shown_by = "; ".join(render_call(next(e for e in window if e.seq == s)) for s in by[:3])
                 return self.result(True, f"{alternative.render()} shown before {decision} by {shown_by}")
             gaps.append("; ".join(missing[:4]) + (f"; +{len(missing) - 4} more" if len(missing) > 4 else ""))

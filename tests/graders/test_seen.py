@@ -173,3 +173,14 @@ async def test_a_repeated_successful_verification_is_never_collateral() -> None:
     finally:
         manager.close_all()
     raise AssertionError("no small_wire instance verifies the caller")
+
+
+async def test_evidence_names_the_call_that_showed_the_field_not_the_first_to_show_the_row(manager: EpisodeManager) -> None:
+    episode = manager.create(task="record_blocker", seed=0)
+    issue = episode.world.query("SELECT issue_id, title FROM issues ORDER BY issue_id LIMIT 1")[0]
+    await play(episode, [("search_issues", {"query": issue["title"]}), ("get_issue", {"issue_id": issue["issue_id"]}),
+                         ("submit_answer", {"answer": "x", "outcome": "completed"})])
+    manager.close(episode.id)
+    gate = seen("read the relations", "issues", issue["issue_id"], "relations")
+    result = next(r for r in (await grade_with(episode, [gate])).criteria if r.kind == "seen")
+    assert result.passed and "#2 get_issue" in result.evidence and "search_issues" not in result.evidence, result.evidence
