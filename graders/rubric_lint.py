@@ -15,7 +15,8 @@
   (``tool_called``, ``any_tool_called``, the ``first`` of ``call_order``), with no ``result`` matcher, pays for the
   oracle's choice of tool: another tool that shows the same rows fails it. Such a gate must be a ``seen`` gate
   naming the rows and fields (``graders/criteria/seen.py``). A call of a tool that shows no rows (a question to
-  the counterpart) and a pattern on what the call returned (a search that found nothing) stay call gates.
+  the counterpart), a pattern on what the call returned, and the bare act of looking (every argument only
+  ``present()``: a search that finds nothing proves absence) stay call gates.
 * **The outcome rule every policy states**: an oracle that escalates (a required call of a tool marked
   ``escalation``) declares ``escalated``, and an oracle that declares ``escalated`` escalates — so an agent
   that escalated and also did the rest of the work is never asked to guess between two honest labels.
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from graders.baseline import noop_satisfied
 from graders.priors import junk_arguments
-from graders.criteria.matchers import Eq, Facts, Number, OneOf, Range, Text, normalize_text
+from graders.criteria.matchers import Eq, Facts, Number, OneOf, Present, Range, Text, normalize_text
 from graders.standard import full_rubric
 
 if TYPE_CHECKING:
@@ -126,6 +127,8 @@ def tool_bound_read_gates(environment: Environment, rubric: list[Any]) -> list[s
             spec = environment.tool_specs.get(pattern.tool)
             if spec is None or spec.mark.mutates or spec.mark.answer or pattern.result or pattern.status == "error":
                 continue
+            if pattern.args and all(isinstance(m, Present) for m in pattern.args.values()):
+                continue  # the act of looking (a search that finds nothing proves absence), not a record: no rows to name
             plan = spec.result_plan
             if plan.view is not None or plan.children or plan.items is not None:
                 problems.append(f"gate {criterion.label!r} requires a call of {pattern.tool}, a read: another tool that shows the same "

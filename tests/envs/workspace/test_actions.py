@@ -37,12 +37,16 @@ async def test_chat_actions() -> None:
 async def test_secret_report_redacts_and_files() -> None:
     async with workspace_session() as s:
         deploys = _channel(s, "deploys")
-        live = next(r for r in s.world.query("SELECT * FROM messages WHERE channel_id = ? ORDER BY message_id", (deploys,))
-                    if rules.find_secret(r["body"]))
-        report = await s.ok("report_secret", message_id=live["message_id"], kind=rules.find_secret(live["body"]))
+        # a live credential pasted in the past was reported then (the world keeps its own policy): plant a fresh one
+        earlier = [r for r in s.world.query("SELECT * FROM messages WHERE channel_id = ?", (deploys,)) if rules.find_secret(r["body"])]
+        assert earlier and all(r["redacted"] for r in earlier)
+        body = "Deploy it with: DEPLOY_TOKEN=AKIA" + "Q7" * 8 + " ./deploy.sh"
+        s.world.execute("INSERT INTO messages (message_id, channel_id, user_id, at, body, thread_of, pinned, redacted) "
+                        "VALUES ('MSG-999999', ?, 'USR-0002', '2026-03-30T10:00:00+00:00', ?, NULL, 0, 0)", (deploys, body))
+        report = await s.ok("report_secret", message_id="MSG-999999", kind=rules.find_secret(body))
         assert report["redacted"] is True
         assert s.tables() == {"security_reports", "messages"}
-        thread = await s.ok("get_thread", message_id=live["message_id"])
+        thread = await s.ok("get_thread", message_id="MSG-999999")
         assert thread["messages"][0]["body"] == "[redacted]"
 
 
