@@ -61,7 +61,6 @@ from graders.tasks import TaskInstance, TaskTemplate, ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 from servers.memory import SharedClient
-from servers.setups import SetupCache
 
 __all__ = [
     "TemplateCheck",
@@ -136,7 +135,7 @@ class _Checker:
         self.judge = judge
         self.use_judge = use_judge
         self.attacks = attacks
-        self.manager = EpisodeManager(self.environment, max_live=16, history=0, setups=SetupCache(self.environment))
+        self.manager = EpisodeManager(self.environment, max_live=16, history=0)
         """Every episode of this template's check; each instance's setup is built once and cloned (servers/setups.py)."""
         self.instances: dict[int, SeedInstance] = {}
         """Every checked seed's instance (what the trained-policy attacks learn from)."""

@@ -162,11 +162,14 @@ class EpisodeManager:
         history_bytes: int = HISTORY_BYTES,
         sync_records: bool = True,
         memory: MemoryBudget | None = None,
-        setups: SetupCache | None = None,
+        reuse_setups: bool = True,
     ) -> None:
         self.environment = environment
-        self.setups = setups
-        """Where task setups are built once and cloned (``servers/setups.py``; ``toolgym check``); None: built per episode."""
+        self.setups = SetupCache(environment) if reuse_setups else None
+        """Where each task instance's setup is built (twice, to prove it deterministic), then replayed from its logged
+        rows, and a finished episode's world kept for the next episode of the same instance (``servers/setups.py``):
+        GRPO groups, trials and the check play one instance many times. None (``reuse_setups=False``): built per
+        episode."""
         self.memory = memory
         """The memory budget every create is checked against (``servers/admission.py``); None: no memory cap."""
         self._building = 0

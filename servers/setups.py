@@ -18,6 +18,7 @@ Otherwise every episode of it runs the setup again.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -61,6 +62,8 @@ class SetupCache:
         self.replayed = 0
         self.built = 0
         self.reused = 0
+        self._lock = threading.Lock()
+        """Creates may build in worker threads (``EpisodeManager.create_async``) while the loop releases episodes."""
 
     def instantiate(self, template_id: str, seed: int) -> tuple[World, TaskInstance]:
         """A world with the task's setup applied, and the instance: built the first time, replayed afterwards.
@@ -68,6 +71,10 @@ class SetupCache:
         Raises:
             TaskError: as :meth:`Environment.instantiate_task`.
         """
+        with self._lock:
+            return self._instantiate(template_id, seed)
+
+    def _instantiate(self, template_id: str, seed: int) -> tuple[World, TaskInstance]:
         key = (template_id, seed)
         setup = self._setups.get(key)
         if setup is not None and setup.changes is not None and setup.confirmed:
@@ -89,6 +96,10 @@ class SetupCache:
 
         The episode's World object is finished (:meth:`World.handover`): it can no longer reach the database.
         """
+        with self._lock:
+            return self._take_back(template_id, seed, world)
+
+    def _take_back(self, template_id: str, seed: int, world: World) -> bool:
         key = (template_id, seed)
         setup = self._setups.get(key)
         if self.idle <= 0 or setup is None or setup.changes is None or not world.rewind_to_start():
@@ -166,6 +177,10 @@ class SetupCache:
 
     def clear(self) -> None:
         """Forget every kept setup and release every kept world."""
+        with self._lock:
+            self._clear()
+
+    def _clear(self) -> None:
         self._setups.clear()
         for worlds in self._idle.values():
             for world in worlds:
