@@ -27,8 +27,32 @@ TOY = "tests.clients.toyenv:environment"
 HUNTER = r'''
 import json, os, sys
 
-# What a policy would look for: anything holding an episode's record, result line or exported conversation.
+# What a policy would look for: anything holding an episode's record, result line or exported conversation — a
+# JSON line naming an episode (third-party code that merely mentions "episode_id", in the agent's own virtual
+# environment, is no record).
 NEEDLES = (b'"episode_id"', b'"start_hash"', b'toolgym-output')
+
+
+def keys(value, depth=0):
+    if isinstance(value, dict) and depth < 6:
+        for key, item in value.items():
+            yield key
+            yield from keys(item, depth + 1)
+    elif isinstance(value, list) and depth < 6:
+        for item in value[:20]:
+            yield from keys(item, depth + 1)
+
+
+def holds_a_record(head):
+    for line in head.splitlines():
+        if any(needle in line for needle in NEEDLES[:2]):
+            try:
+                if {"episode_id", "start_hash"} & set(keys(json.loads(line))):
+                    return True
+            except ValueError:
+                pass
+    return b'toolgym-output' in head and head.lstrip().startswith(b"{")
+
 SKIP = {"/proc", "/sys", "/dev", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}
 found, seen, looked = [], set(), 0
 for start in [os.getcwd(), os.path.expanduser("~"), "/tmp", "/", *sys.argv[1:]]:
@@ -49,7 +73,7 @@ for start in [os.getcwd(), os.path.expanduser("~"), "/tmp", "/", *sys.argv[1:]]:
                     head = handle.read(1 << 16)
             except OSError:
                 continue
-            if name == ".toolgym-output" or any(needle in head for needle in NEEDLES):
+            if name == ".toolgym-output" or holds_a_record(head):
                 found.append(path)
 # Relative paths from where the runner was started, as a replay agent guessed them.
 for guess in ("runs/oracle/records", "../runs", "runs"):
