@@ -15,7 +15,6 @@ from envs.support.tasks._common import (
     answer,
     ask,
     call,
-    looked_up,
     never,
     next_id,
     on_the_line,
@@ -27,12 +26,11 @@ from envs.support.tasks._common import (
     stamp,
     task,
 )
-from envs.support.tasks.customer_setup import named_customers
+from envs.support.tasks.customer_setup import named_customers, verified_with_answers, wrong_birthday
 from envs.support.tools.subscriptions import add_months
 from fixtures.ids import IdSequences
 from fixtures.persona import Terms
 from fixtures.world import World
-from graders.criteria import text
 from graders.outcome import refused
 from graders.tasks import TaskDraft, ToolCall, negative
 
@@ -44,8 +42,6 @@ __all__ = [
     "plant_caller",
     "plant_subscription",
     "subscriber",
-    "verified_with_answers",
-    "wrong_birthday",
 ]
 
 _SUBSCRIPTION_IDS = IdSequences({"subscriptions": ("subscription_id", "SUB", 5)})
@@ -130,14 +126,6 @@ def charge_twice(world: World, rng: random.Random, sub: dict, period_start: str)
 # -- the caller and their identity ----------------------------------------------------------------------------
 
 
-def wrong_birthday(rng: random.Random, dob: str) -> str:
-    """A date of birth near the account's but not it (a day, a month or a year off): what a caller who is not the
-    account holder, or misremembers it, would say."""
-    day = date.fromisoformat(dob)
-    near = [day + timedelta(days=1), day - timedelta(days=1), day + timedelta(days=31), day - timedelta(days=365), day + timedelta(days=366)]
-    return rng.choice([d for d in near if d != day]).isoformat()
-
-
 def plant_caller(world: World, rng: random.Random, customer: dict, wants: str, *, verifiable: bool, terms: dict[str, Terms],
                  **facts: str) -> str:
     """Put the customer on chat: they know their e-mail and date of birth, or (not ``verifiable``) give a date of
@@ -152,13 +140,6 @@ def identify(customer: dict, dob: str | None = None) -> list[ToolCall]:
     given = dob or customer["date_of_birth"]
     return [ask("email"), ask("date_of_birth"), optional_call("search_customers", query=customer["email"]),
             call("verify_identity", customer_id=customer["customer_id"], email=customer["email"], date_of_birth=given)]
-
-
-def verified_with_answers(customer: dict, dob: str, *, passed: bool, name: str, weight: float = 1.0) -> object:
-    """A gate bound to the deciding record: a verification of this account with exactly what the caller said,
-    whose result was ``passed`` (a made-up or neighbouring date of birth does not count)."""
-    return looked_up(name, {"tool": "verify_identity", "args": {"customer_id": customer["customer_id"], "email": text(customer["email"]),
-                                                                "date_of_birth": dob}, "result": {"verified": passed}}, weight=weight)
 
 
 def identity_refused(customer: dict, dob: str, prompt: str, *, forbidden: dict[str, str], attempt: list[ToolCall],
