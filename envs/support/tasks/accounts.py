@@ -239,7 +239,8 @@ def merge_accounts(world: World, rng: random.Random) -> TaskDraft:
         )
     return task(
         prompt=prompt,
-        oracle=[*asks, ask("preferred_resolution"), optional_call("search_customers", query=keep["email"]), find, verify(keep), verify(other),
+        oracle=[*asks, ask("preferred_resolution"), optional_call("search_customers", query=keep["email"]),
+                optional_call("search_customers", query=other["email"]), verify(keep), verify(other),
                 offer("merge_accounts"), merge, answer(f"Merged {other['customer_id']} into {keep['customer_id']}.")],
         outcome=completed(),
         rubric=[

@@ -278,7 +278,7 @@ def goodwill_cap(world: World, rng: random.Random) -> TaskDraft:
     """Offer the largest goodwill credit the customer's tier allows; refused when they had goodwill credit in the
     last 30 days. The chat does not say who the customer is: the agent asks (their e-mail finds the account), then
     reads the account's tier and recent credits."""
-    which = case(rng, {"ok": 6, "goodwill_too_soon": 3})
+    which = case(rng, {"ok": 5, "goodwill_too_soon": 3})
     since = (TODAY - timedelta(days=GOODWILL_INTERVAL_DAYS + 5)).isoformat()
     customer = pick(rng, plain_customers(world, "AND NOT EXISTS (SELECT 1 FROM credit_ledger e WHERE e.customer_id = c.customer_id "
                                                 "AND e.kind = 'goodwill' AND e.created_at >= ?) AND (SELECT count(*) FROM credit_ledger e "

@@ -257,13 +257,16 @@ def damaged_no_photo(world: World, rng: random.Random) -> TaskDraft:
 
 def damaged_expensive(world: World, rng: random.Random) -> TaskDraft:
     """A damaged item with a photo: above 100.00 it is sent back (refunded after inspection), up to 100.00 it is kept and
-    refunded now; without a photo, nothing yet. The item's price decides."""
-    which = case(rng, {"send_back": 5, "keep": 3, "no_photo": 2})
+    refunded now; without a photo, nothing yet; past its damage window, nothing. The item's price decides, then the
+    photo and the delivery date."""
+    which = case(rng, {"send_back": 4, "keep": 2, "no_photo": 2, "too_late": 2})
     limits = {"min_price": KEEP_IT_LIMIT_MINOR + 1} if which == "send_back" else {"max_price": KEEP_IT_LIMIT_MINOR}
-    if which == "no_photo":
+    if which in ("no_photo", "too_late"):
         limits = {}
-    story = _damage_story(world, rng, photo=which != "no_photo", categories=("electronics", "apparel", "home"), age=rng.randint(1, 25),
-                          **limits)
+    category = rng.choice(("electronics", "apparel", "home"))
+    window = return_window_days(category, "damaged")
+    age = rng.randint(window + 1, window + 20) if which == "too_late" else rng.randint(1, 25)
+    story = _damage_story(world, rng, photo=which != "no_photo", categories=(category,), age=age, **limits)
     return _damage_task(world, story, which)
 
 

@@ -97,7 +97,8 @@ def lost_parcel_ticket(world: World, rng: random.Random) -> TaskDraft:
         )
     return task(
         prompt=prompt,
-        oracle=[read_ticket, read_order, track, offer("replacement", optional=True), ask("preferred_resolution"),
+        oracle=[read_ticket, optional_call("get_order", order_id=oid), optional_call("track_shipment", shipment_id=order["shipment_id"]),
+                offer("replacement", optional=True), ask("preferred_resolution"),
                 offer("refund_store_credit", value), refund, reply, optional_call("get_customer", customer_id=cid),
                 answer(f"Refunded {value} as store credit; ticket solved.", refund=value)],
         outcome=completed(),

@@ -194,7 +194,7 @@ def return_in_window(world: World, rng: random.Random) -> TaskDraft:
 def restocking_fee(world: World, rng: random.Random) -> TaskDraft:
     """A changed-mind return reporting the restocking fee: 15% on electronics, none on other categories, and no return
     at all once an electronics item is past its 30-day window."""
-    which = case(rng, {"fee": 4, "no_fee": 2, "window_expired": 3})
+    which = case(rng, {"fee": 3, "no_fee": 2, "window_expired": 3})
     categories = ("electronics",) if which != "no_fee" else _RETURNABLE
     age = rng.randint(31, 60) if which == "window_expired" else rng.randint(1, 26)
     story = _changed_mind(world, rng, categories, age)
@@ -280,7 +280,8 @@ def refund_after_inspection(world: World, rng: random.Random) -> TaskDraft:
                 terms={"refund_store_credit": agree("Store credit, perfect."),
                        "refund_original_payment": Terms(agrees=False, reply="Store credit is better for me, actually.")})
     refund = call("issue_refund", order_id=oid, amount=amount, method="store_credit", reason="returned_item", rma_id=rma)
-    reads = [ask("order_number"), call("get_order", order_id=oid), call("get_return", rma_id=rma)]
+    # the order lists its return cases (how the agent finds the RMA); the return itself shows what decides
+    reads = [ask("order_number"), optional_call("get_order", order_id=oid), call("get_return", rma_id=rma)]
     gates = [seen("read the return's status and inspection", "returns", rma, "status", weight=2)]
     if which == "ok":
         oracle = [*reads, ask("preferred_resolution"), offer("refund_store_credit", amount), refund,
