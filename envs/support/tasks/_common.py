@@ -236,15 +236,18 @@ def task(*, also_agreed: list[ToolCall] = (), **fields: Any) -> Any:  # type: ig
     first_act = next((i for i, step in enumerate(oracle) if (spec := specs.get(step.tool)) is not None and spec.mark.mutates
                       and not spec.mark.process and not spec.mark.answer), len(oracle))
     early = {step.arguments.get("topic") for step in oracle[:first_act] if step.tool == "ask_customer" and not step.optional}
-    checks = {c.args["topic"].value: i for i, c in enumerate(rubric) if isinstance(c, ToolCalled) and c.tool == "ask_customer" and "topic" in c.args}
-    for topic, index in checks.items():
-        if topic in early and not rubric[index].before_acting:
-            rubric[index] = rubric[index].model_copy(update={"before_acting": True})
+    covered: set[str] = set()
+    for index, criterion in enumerate(rubric):
+        if isinstance(criterion, ToolCalled) and criterion.tool == "ask_customer" and "topic" in criterion.args:
+            topic = criterion.args["topic"].value
+            covered.add(topic)
+            if topic in early and not criterion.before_acting:
+                rubric[index] = criterion.model_copy(update={"before_acting": True})
     for step in oracle:
         topic = step.arguments.get("topic")
-        if step.tool == "ask_customer" and not step.optional and topic not in checks:
+        if step.tool == "ask_customer" and not step.optional and topic not in covered:
             rubric.insert(0, asked(topic, before_acting=topic in early))
-            checks[topic] = -1
+            covered.add(topic)
     verifies = [i for i, step in enumerate(oracle) if step.tool == "verify_identity"]
     for topic in IDENTITY_TOPICS:
         asked_at = [i for i, step in enumerate(oracle) if step.tool == "ask_customer" and step.arguments.get("topic") == topic

@@ -112,6 +112,7 @@ def birthday(rng: random.Random, *, not_on: str | None = None) -> str:
 
 # -- the caller's identity ------------------------------------------------------------------------
 
+
 def wrong_birthday(rng: random.Random, dob: str) -> str:
     """A date of birth near the account's but not it (a day, a month or a year off): what a caller who is not the
     account holder, or misremembers it, would say."""

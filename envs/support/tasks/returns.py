@@ -4,9 +4,11 @@ inspection passed (or not yet).
 
 Each template plants a fresh delivered order for a seeded customer and product (:func:`plant_purchase`), with
 the delivery date, the product or the inspection set by the drawn case, and words its prompt the same in every
-case: the agent learns which order and item from the customer, and the deciding fact from the order or the
-return case (``get_order`` / ``get_return``), whose read gates the refusal. The customer accepts a return or a
-refund only at the amount the policy gives (price less any restocking fee), so over- and under-offers fail.
+case: the agent learns which item from the customer (who, in a changed-mind return, does not have the order
+number: the agent finds their account by name and the order among theirs), and the deciding fact from the order
+or the return case (the line's delivery date and category, the return's status), whose sight gates the decision.
+The customer accepts a return or a refund only at the amount the policy gives (price less any restocking fee), so
+over- and under-offers fail.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@
   when it is late but still moving.
 
 Every subject is planted with seeded facts (items, fee, dates, scans, carrier), prompts name the customer as a
-person would (their name), and the order, shipment and product ids come only from the customer's answers and
-tool results. Gates name the record that decides (this order, this shipment, this product).
+person would (their name; ``order_status``'s chat does not say who is asking, so the agent asks), and the order,
+shipment and product ids come only from the customer's answers and tool results. Gates name the rows and fields that
+decide (this shipment's status and dates, its scans, this variant's stock), whichever tool showed them.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from envs.support.tasks._common import (
     answer,
     ask,
     call,
+    need,
     never,
     next_id,
     on_the_line,
@@ -44,6 +45,9 @@ __all__ = [
     "subscriber",
 ]
 
+_MIN_ACCOUNT_AGE_DAYS = 75
+"""Customers given a subscription are at least this old: two monthly periods (the fewest planted) fit after the account opened."""
+
 _SUBSCRIPTION_IDS = IdSequences({"subscriptions": ("subscription_id", "SUB", 5)})
 """Subscription ids, minted like every other planted row's (seed-dependent in a task world); tools never create
 subscriptions, so the environment's own sequences do not list them."""
@@ -69,6 +73,9 @@ def plant_subscription(world: World, rng: random.Random, customer: dict, *, abov
     day = rng.choice([d for d in range(1, 29) if d != TODAY.day])
     start, end = _anchor_period(day)
     months = rng.randint(2, 9)
+    while months > 1 and add_months(start, 1 - months).isoformat() < customer["created_on"]:
+        months -= 1  # a subscription never starts before the account it belongs to
+    need(add_months(start, 1 - months).isoformat() >= customer["created_on"], f"customer {customer['customer_id']} is too new for a subscription")
     sid = _SUBSCRIPTION_IDS.next(world, "subscriptions")
     world.execute(
         "INSERT INTO subscriptions (subscription_id, customer_id, plan_id, next_plan_id, status, started_on, period_start, period_end, "
@@ -92,8 +99,10 @@ def plant_subscription(world: World, rng: random.Random, customer: dict, *, abov
 def subscriber(world: World, rng: random.Random, *, above_basic: bool = False) -> tuple[dict, dict]:
     """A customer with a name of their own and no subscription yet, given a planted one (:func:`plant_subscription`).
     Returns (customer, subscription)."""
-    customer = pick(rng, named_customers(world, "AND NOT EXISTS (SELECT 1 FROM subscriptions z WHERE z.customer_id = c.customer_id)"),
-                    "customer without a subscription")
+    # an account at least a few months old: its subscription has paid periods behind it (and starts after the account)
+    since = (TODAY - timedelta(days=_MIN_ACCOUNT_AGE_DAYS)).isoformat()
+    customer = pick(rng, named_customers(world, "AND NOT EXISTS (SELECT 1 FROM subscriptions z WHERE z.customer_id = c.customer_id) "
+                                                "AND c.created_on <= ?", since), "customer without a subscription")
     return customer, plant_subscription(world, rng, customer, above_basic=above_basic)
 
 
