@@ -17,7 +17,7 @@ from graders.tasks import TaskInstance
 from servers import EpisodeManager
 
 
-async def test_metaeval_every_template_two_seeds() -> None:
+async def test_metaeval_every_template_one_seed() -> None:
     """Oracle 1.0 with no tool error; no-op, every negative, every generated attack and alternative path as they must;
     constant policies earn nothing; determinism — for all templates on one seed (CI's `toolgym check support --seeds 20`
     does 20, with the guessing bound and the majority shares, which need many seeds)."""
