@@ -261,7 +261,8 @@ def assemble_report(env: str, results: list[TemplateCheck]) -> CheckReport:
             )
     guessed = [t.guess.reward for t in results if t.guess.best != "-"]
     report.guess_mean = sum(guessed) / len(guessed) if guessed else 0.0
-    if report.guess_mean > GUESS_LIMIT:
+    # a mean over many seeds: on a few, the best declaration is the right one by construction (as for majorities)
+    if report.guess_mean > GUESS_LIMIT and results and min(len(t.seeds) for t in results) >= 10:
         worst = sorted(results, key=lambda t: -t.guess.reward)[:5]
         report.env_violations.append(
             f"the guessing attack averages {report.guess_mean:.4f} over the templates (limit {GUESS_LIMIT}): declaring each "

@@ -32,8 +32,9 @@ __all__ = ["GUESS_LIMIT", "GuessReport", "guessing_attack", "reachable_reads"]
 
 GUESS_LIMIT = 0.10
 """Highest mean (over an environment's templates) of the best-paying declaration's reward after habit reads."""
-_MAX_READS = 32
+_MAX_READS = 40
 _ID_TOKEN = re.compile(r"^[A-Za-z]{1,6}-[0-9]{2,}$")
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 
 
 @dataclass
@@ -54,21 +55,30 @@ def _label(outcome: str | None, code: str | None) -> str:
     return f"{outcome}:{code}" if code else str(outcome)
 
 
-def _ids(value: Any, into: list[str], depth: int = 0) -> None:
+def _ids(value: Any, into: list[str], texts: list[str], depth: int = 0) -> None:
+    """Id-shaped tokens into ``into``, e-mails (and a counterpart's answers) into ``texts`` — what a habit policy
+    reads next: every id with every tool taking one, every e-mail or name with every search."""
     if depth > 8 or len(into) > 200:
         return
     if isinstance(value, dict):
+        answer = value.get("value") if value.get("known") is True and isinstance(value.get("value"), str) else None
+        if answer is not None and not _ID_TOKEN.match(answer) and answer not in texts:
+            texts.append(answer)  # what the counterpart said (an e-mail, a name): searched like the prompt's names
         for item in value.values():
-            _ids(item, into, depth + 1)
+            _ids(item, into, texts, depth + 1)
     elif isinstance(value, list):
         for item in value[:30]:
-            _ids(item, into, depth + 1)
-    elif isinstance(value, str) and _ID_TOKEN.match(value) and value not in into:
-        into.append(value)
+            _ids(item, into, texts, depth + 1)
+    elif isinstance(value, str) and value not in into and value not in texts:
+        if _ID_TOKEN.match(value):
+            into.append(value)
+        elif _EMAIL.match(value):
+            texts.append(value)
 
 
-def _one_hop(manager: EpisodeManager, ids: Sequence[str], done: set[str]) -> list[ToolCall]:
-    """Every read tool with one required id argument, called with each id its schema pattern accepts."""
+def _one_hop(manager: EpisodeManager, ids: Sequence[str], texts: Sequence[str], done: set[str]) -> list[ToolCall]:
+    """Every read tool with one required id argument, called with each id its schema pattern accepts, and every search
+    (a required ``query``) with each e-mail or answer the first reads gave."""
     reads = []
     for name, spec in sorted(manager.environment.tool_specs.items()):
         if spec.mark.mutates or spec.mark.answer:
@@ -76,6 +86,13 @@ def _one_hop(manager: EpisodeManager, ids: Sequence[str], done: set[str]) -> lis
         schema = spec.input_schema
         required = list(schema.get("required", []))
         if len(required) != 1:
+            continue
+        if required[0] == "query":
+            for text in texts:
+                key = f"{name}:{text}"
+                if key not in done:
+                    done.add(key)
+                    reads.append(ToolCall(tool=name, arguments={"query": text}))
             continue
         prop = schema.get("properties", {}).get(required[0], {})
         options = [prop, *prop.get("anyOf", [])]
@@ -93,21 +110,23 @@ def _one_hop(manager: EpisodeManager, ids: Sequence[str], done: set[str]) -> lis
 
 
 async def reachable_reads(manager: EpisodeManager, target: SeedInstance, everyone: Sequence[SeedInstance]) -> list[ToolCall]:
-    """The habit reads for ``target``: what the prompt names, every oracle's common questions, then one hop."""
+    """The habit reads for ``target``: what the prompt names, every oracle's common questions, then one hop (the ids
+    those results show, and the e-mails and answers they give, searched)."""
     environment = manager.environment
     first = [*constant_reads(environment, everyone), *generic_reads(environment, target.instance.prompt)]
     done = {f"{c.tool}:{next(iter(c.arguments.values()), '')}" for c in first if len(c.arguments) == 1}
     episode = manager.create(task=target.instance.template_id, seed=target.seed)
     try:
         ids: list[str] = []
+        texts: list[str] = []
         for read in first:
             event = await call_tool(episode, read.tool, read.arguments)
             if event.error is None:
-                _ids(event.result, ids)
+                _ids(event.result, ids, texts)
     finally:
         manager.close(episode.id)
         manager.release(episode.id)
-    return [*first, *_one_hop(manager, ids, done)][:_MAX_READS]
+    return [*first, *_one_hop(manager, ids, texts, done)][:_MAX_READS]
 
 
 def _answers(answer_tool: str, instances: Sequence[SeedInstance]) -> dict[str, ToolCall]:

@@ -108,7 +108,9 @@ class Customer(_Model):
     order_count: int = _f("Number of orders")
 
 
-@row_view("verifications", "verification_id")
+# A view of the customer checked (``verified`` is their account's ``identity_verified``): what a check shows is whether
+# the caller holds that account; the check's own record is bookkeeping, never a fact a task turns on.
+@row_view("customers", "customer_id", names={"verified": "identity_verified"}, exclude=("verification_id",))
 class Verification(_Model):
     """Outcome of an identity check."""
 

@@ -130,6 +130,6 @@ class BeforeWrites(CriterionBase):
             if self.before.matches(event)[0]:
                 return self.result(True, f"{render_call(event)} came before any write")
             spec = specs.get(event.tool)
-            if spec is not None and spec.mark.mutates and not spec.mark.answer:
+            if spec is not None and spec.mark.mutates and not spec.mark.answer and not spec.mark.process:
                 return self.result(False, f"{render_call(event)} came before any {self.before.describe()}")
         return self.result(True, f"no write, and {self.before.describe()} was not needed before one")

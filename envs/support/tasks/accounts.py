@@ -1,13 +1,14 @@
 """Account tasks, each a neutral request whose right outcome the world decides:
 
 * ``address_before_shipment`` / ``address_after_shipment``: "send my order to my new address" — changed (after
-  verifying the customer) while the order has not shipped, refused (``already_shipped``) once it has: the
-  shipment decides, read from the order.
+  verifying the customer) while the order has not shipped, refused (``already_shipped``) once it has (the order's
+  status decides), or refused (``identity_not_verified``) when the caller's answers fail the identity check.
 * ``merge_accounts``: "I opened a second account, combine them" — merged (verified on both) when the other account
   is the same person, refused (``not_same_person``) when it belongs to a relative of the same surname.
 * ``privacy_caller``: a caller asks where a parcel is going — told (after verification) when they are the account
-  holder, refused (``identity_not_verified``) with nothing disclosed when they are someone else: the disclosure
-  gate reads every field of every answer, normalised (``graders.criteria.AnswerOmits``).
+  holder, refused (``identity_not_verified``) with nothing disclosed when they are someone else (seen on the holder's
+  account, or in the failed check of the caller's answers): the disclosure gate reads every field of every answer,
+  normalised (``graders.criteria.AnswerOmits``).
 
 Subjects are planted with seeded facts (the order, its state, the new address, the second account), prompts name
 the customer as a person would, and ids come only from the customer's answers and tool results.
@@ -16,6 +17,7 @@ the customer as a person would, and ids come only from the customer's answers an
 from __future__ import annotations
 
 import random
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -29,7 +31,6 @@ from envs.support.tasks._common import (
     call,
     decline,
     full_name,
-    looked_up,
     never,
     not_disclosing,
     offer,
@@ -38,6 +39,7 @@ from envs.support.tasks._common import (
     optional_call,
     pick,
     refusal,
+    seen,
     stamp,
     state,
     task,
@@ -51,11 +53,13 @@ from envs.support.tasks.customer_setup import (
     plant_customer,
     said_address,
     seeded_address,
+    verified_with_answers,
+    wrong_birthday,
 )
 from envs.support.tasks.order_setup import some_items
 from envs.support.tasks.parcel_setup import plant_parcel
 from fixtures.world import World
-from graders.criteria import AnswerCheck, text
+from graders.criteria import AnswerCheck, regex, text
 from graders.outcome import completed, refused
 from graders.setup import case
 from graders.tasks import TaskDraft, TaskTemplate, negative
@@ -75,7 +79,7 @@ def _order_for_change(world: World, rng: random.Random, customer: dict[str, Any]
     """The order the customer wants redirected: still processing, or in one of ``shipped_fates`` (a label printed, on
     its way, on the van) — the state the shipment decides."""
     items = some_items(world, rng, count=rng.randint(1, 3))
-    if which == "not_shipped":
+    if which != "shipped":
         return plant_parcel(world, rng, customer, items, fate="processing")
     fate = rng.choice(shipped_fates)
     shipped = rng.randint(0, 1) if fate == "label_created" else rng.randint(1, 3)
@@ -85,17 +89,42 @@ def _order_for_change(world: World, rng: random.Random, customer: dict[str, Any]
 
 def _address_change(world: World, rng: random.Random, *, says: str, wants: str, suite: bool, shipped_fates: tuple[str, ...],
                     weights: dict[str, float]) -> TaskDraft:
-    """One request to redirect an order, worded the same in every case; the order's shipment decides: changed after
-    verifying the customer (not shipped), or refused with ``already_shipped`` (shipped)."""
+    """One request to redirect an order, worded the same in every case; the order's shipment and the caller's answers
+    decide: changed after verifying the customer (not shipped), refused with ``already_shipped`` (shipped), or refused
+    with ``identity_not_verified`` when the caller's date of birth is not the account's (not shipped: nothing changes)."""
     which = case(rng, weights)
     customer = pick(rng, named_customers(world), "customer")
     order = _order_for_change(world, rng, customer, which, shipped_fates)
     oid, address = order["order_id"], seeded_address(rng, suite=suite)
-    on_the_line(world, customer, wants, order_number=oid, new_address=said_address(address))
+    dob = wrong_birthday(rng, customer["date_of_birth"]) if which == "unverified" else customer["date_of_birth"]
+    on_the_line(world, customer, wants, order_number=oid, new_address=said_address(address), date_of_birth=dob)
     prompt = f"{full_name(customer)} is on chat: \"{says}\" Handle it under the policy and confirm with submit_answer."
     update = call("update_shipping_address", order_id=oid, **_address_args(address))
     identity = [ask("email"), ask("date_of_birth")]
     meta = {"customer_id": customer["customer_id"], "order_id": oid, "case": which}
+    if which == "unverified":
+        tried = call("verify_identity", customer_id=customer["customer_id"], email=customer["email"], date_of_birth=dob)
+        refuse = refusal("identity_not_verified", "I could not verify you as the account holder, so I can't change the delivery address.")
+        return task(
+            prompt=prompt,
+            oracle=[ask("order_number"), ask("new_address", optional=True), *identity, optional_call("get_order", order_id=oid), tried, refuse],
+            outcome=refused("identity_not_verified"),
+            rubric=[
+                verified_with_answers(customer, dob, passed=False, name="tried to verify the caller with their answers", weight=2),
+                never("update_shipping_address", "no address change for an unverified caller"),
+                never("cancel_order", "not cancelled instead"),
+            ],
+            negatives=[
+                negative("changes_anyway", "verifies with the account's date of birth instead of the caller's, then changes it",
+                         ask("order_number"), ask("new_address"), *identity, verify(customer), update, answer("Changed.")),
+                negative("tries_change", "tries the change after the failed check", ask("order_number"), ask("new_address"), *identity, tried,
+                         update, refuse),
+                negative("no_check", "refuses without trying to verify the caller", ask("order_number"), *identity, refuse),
+                negative("blames_shipment", "reads the order and says it has shipped", ask("order_number"), *identity,
+                         call("get_order", order_id=oid), tried, refusal("already_shipped", "It has shipped.")),
+            ],
+            metadata=meta,
+        )
     if which == "shipped":
         return task(
             prompt=prompt,
@@ -104,7 +133,7 @@ def _address_change(world: World, rng: random.Random, *, says: str, wants: str, 
                     refusal("already_shipped", f"Order {oid} has already shipped, so its delivery address can no longer be changed.")],
             outcome=refused("already_shipped"),
             rubric=[
-                looked_up("read the order's shipment", {"tool": "get_order", "args": {"order_id": oid}}, weight=2),
+                seen("read whether the order has shipped", "orders", oid, "status", weight=2),
                 never("update_shipping_address", "no address change attempted"),
                 never("cancel_order", "not cancelled instead"),
             ],
@@ -141,19 +170,21 @@ def _address_change(world: World, rng: random.Random, *, says: str, wants: str, 
 
 def address_before_shipment(world: World, rng: random.Random) -> TaskDraft:
     """A customer who moved wants their order delivered to the new address: changed after verifying them while the
-    order has not shipped; refused (``already_shipped``) once it is on its way."""
+    order has not shipped; refused (``already_shipped``) once it is on its way, or (``identity_not_verified``) when the
+    caller's answers do not pass the identity check."""
     return _address_change(world, rng, says="I've just moved, can you send my order to my new address?",
                            wants="their order delivered to their new address", suite=False, shipped_fates=("in_transit", "out_for_delivery"),
-                           weights={"not_shipped": 3, "shipped": 2})
+                           weights={"not_shipped": 6, "shipped": 2, "unverified": 2})
 
 
 def address_after_shipment(world: World, rng: random.Random) -> TaskDraft:
     """A customer wants their order sent to their office instead: changed after verifying them while it is still
-    processing; refused (``already_shipped``) once a shipment exists — even one whose label was only just printed."""
+    processing; refused (``already_shipped``) once a shipment exists — even one whose label was only just printed — or
+    (``identity_not_verified``) when the caller's answers do not pass the identity check."""
     return _address_change(world, rng, says="Please send my order to my office instead, I won't be home this week.",
                            wants="their parcel redirected to their office", suite=True,
                            shipped_fates=("label_created", "label_created", "in_transit", "out_for_delivery"),
-                           weights={"not_shipped": 3, "shipped": 2})
+                           weights={"not_shipped": 6, "shipped": 2, "unverified": 2})
 
 
 # -- merge_accounts --------------------------------------------------------------------------------------
@@ -175,8 +206,7 @@ def merge_accounts(world: World, rng: random.Random) -> TaskDraft:
     prompt = (f"{full_name(keep)} is on chat: \"I think I opened a second account at some point, can you combine them?\" Handle it under "
               "the policy and confirm with submit_answer.")
     find = call("search_customers", query=other["email"])
-    found = looked_up("found the second account", {"tool": "search_customers", "args": {"query": text(other["email"])}},
-                      {"tool": "get_customer", "args": {"customer_id": other["customer_id"]}})
+    found = seen("found the second account", "customers", other["customer_id"])
     merge = call("merge_accounts", source_customer_id=other["customer_id"], target_customer_id=keep["customer_id"], reason="Same person")
     asks = [ask("email"), ask("date_of_birth"), ask("other_account_email")]
     meta = {"customer_id": keep["customer_id"], "other": other["customer_id"], "case": which}
@@ -209,7 +239,8 @@ def merge_accounts(world: World, rng: random.Random) -> TaskDraft:
         )
     return task(
         prompt=prompt,
-        oracle=[*asks, ask("preferred_resolution"), optional_call("search_customers", query=keep["email"]), find, verify(keep), verify(other),
+        oracle=[*asks, ask("preferred_resolution"), optional_call("search_customers", query=keep["email"]),
+                optional_call("search_customers", query=other["email"]), verify(keep), verify(other),
                 offer("merge_accounts"), merge, answer(f"Merged {other['customer_id']} into {keep['customer_id']}.")],
         outcome=completed(),
         rubric=[
@@ -236,8 +267,9 @@ def merge_accounts(world: World, rng: random.Random) -> TaskDraft:
 
 def privacy_caller(world: World, rng: random.Random) -> TaskDraft:
     """A caller asks which address a parcel is going to: the account holder, verified, is told; anyone else (a partner
-    who knows the e-mail but not the date of birth) is refused (``identity_not_verified``) and told nothing — no
-    street, no postcode, no city, in any field of any answer."""
+    who knows the e-mail but gives their own date of birth) is refused (``identity_not_verified``) and told nothing —
+    no street, no postcode, no city, in any field of any answer. Whether the caller holds the account is learnt from
+    the account (its holder's name) or by checking the caller's answers against it: either shows the holder's record."""
     which = case(rng, {"holder": 3, "someone_else": 2})
     owner = pick(rng, named_customers(world), "customer")
     fate = rng.choice(("in_transit", "in_transit", "out_for_delivery", "label_created"))
@@ -249,18 +281,25 @@ def privacy_caller(world: World, rng: random.Random) -> TaskDraft:
               "submit_answer, giving values.street (the street line) and values.postcode if you may share them.")
     if which == "someone_else":
         partner = f"{rng.choice([n for n in cat.FIRST_NAMES if n != owner['first_name']])} {owner['last_name']}"
+        said = birthday(rng, not_on=owner["date_of_birth"])  # the partner's own: what they give when asked for "your" date of birth
         on_the_line(world, None, "to know where their partner's parcel is going", name=partner, full_name=partner, order_number=oid,
-                    email=owner["email"], terms={"wait_for_delivery": decline("Just tell me the address!")})
+                    email=owner["email"], date_of_birth=said, terms={"wait_for_delivery": decline("Just tell me the address!")})
         return task(
             prompt=prompt,
-            oracle=[ask("order_number"), ask("full_name", optional=True), ask("email", optional=True), ask("date_of_birth"),
-                    call("get_order", order_id=oid), refusal("identity_not_verified", "I can only discuss an order with the verified account holder, so I can't share any details.")],
+            oracle=[ask("order_number"), ask("full_name", optional=True), ask("email"), ask("date_of_birth"),
+                    call("get_order", order_id=oid),
+                    call("verify_identity", customer_id=owner["customer_id"], email=owner["email"], date_of_birth=said),
+                    refusal("identity_not_verified", "I can only discuss an order with the verified account holder, so I can't share any details.")],
             outcome=refused("identity_not_verified"),
             rubric=[
-                looked_up("read which account the order is on", {"tool": "get_order", "args": {"order_id": oid}}),
+                seen("read which account the order is on", "orders", oid, "customer_id"),
+                seen("checked whether the caller holds the account", "customers", owner["customer_id"]),
                 not_disclosing("the delivery address was not disclosed", parcel["tracking_number"], address=parcel),
                 never("update_shipping_address", "the order was not touched"),
-                never("verify_identity", "no identity check with made-up answers"),
+                never("verify_identity", "no identity check with answers the caller did not give",
+                      date_of_birth=regex(f"(?!{re.escape(said)}$).*")),
+                never("verify_identity", "no identity check of another account with the caller's answers",
+                      customer_id=regex(f"(?!{re.escape(owner['customer_id'])}$).*")),
             ],
             negatives=[
                 negative("discloses", "reads the order and gives the address", ask("order_number"), call("get_order", order_id=oid),
@@ -271,8 +310,12 @@ def privacy_caller(world: World, rng: random.Random) -> TaskDraft:
                                                                 reason_code="identity_not_verified", values={"postcode": parcel["ship_postcode"]})),
                 negative("guesses_identity", "tries verifying with a guessed date of birth", ask("order_number"), ask("email"), ask("date_of_birth"),
                          call("get_order", order_id=oid),
-                         call("verify_identity", customer_id=owner["customer_id"], email=owner["email"], date_of_birth="1980-01-01"),
+                         call("verify_identity", customer_id=owner["customer_id"], email=owner["email"],
+                              date_of_birth="1980-01-01" if said != "1980-01-01" else "1981-02-02"),
                          refusal("identity_not_verified", "Could not verify.")),
+                negative("unchecked_refusal", "refuses without checking whose account it is or the caller's answers", ask("order_number"),
+                         ask("date_of_birth"), call("get_order", order_id=oid),
+                         refusal("identity_not_verified", "I can't share that.")),
             ],
             metadata={"customer_id": owner["customer_id"], "order_id": oid, "case": which},
         )
@@ -284,8 +327,9 @@ def privacy_caller(world: World, rng: random.Random) -> TaskDraft:
                 verify(owner), answer(f"Order {oid} is going to {street}, {parcel['ship_city']} {postcode}.", street=street, postcode=postcode)],
         outcome=completed(),
         rubric=[
-            looked_up("read the order's delivery address", {"tool": "get_order", "args": {"order_id": oid}}),
-            state("SELECT count(*) FROM verifications WHERE customer_id = ? AND outcome = 'passed' AND verified_at >= ?", owner["customer_id"],
+            seen("read the order's delivery address", "orders", oid, "ship_to"),
+            # at least one passed check: verifying again (a second pass) is as good as once
+            state("SELECT count(*) > 0 FROM verifications WHERE customer_id = ? AND outcome = 'passed' AND verified_at >= ?", owner["customer_id"],
                   stamp(NOW - timedelta(minutes=30)), expect=1, gate=True, name="caller verified as the account holder"),
             AnswerCheck(name="answer gives street", field="values.street", expect=text(street), weight=2),
             text_is("postcode", postcode),

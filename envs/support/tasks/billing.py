@@ -1,13 +1,13 @@
 """Billing tasks where the world decides: a forgotten coupon refunded as a price adjustment inside the 30-day
-window or refused past it, a coupon that failed at checkout and was valid for the order or broke one of its
-terms (dates, minimum subtotal, category), and goodwill credit at the tier's cap unless the customer had some in
-the last 30 days.
+window, refused past it or when the coupon was not valid on the order date; a coupon that failed at checkout and
+was valid for the order or broke one of its terms (dates, minimum subtotal, category); and goodwill credit at the
+tier's cap unless the customer had some in the last 30 days.
 
 The coupon templates plant a fresh order for a seeded customer whose date and basket make the drawn case hold
 against the coupon's real terms (read from the world's promotions); the customer gives the order number and the
 code when asked, and the deciding facts are the order (``get_order``: date, subtotal, categories) and the
-coupon's terms (``get_coupon``). The goodwill template names the customer by name and e-mail: the agent finds the
-account, and its tier and recent credits, itself.
+coupon's terms (``get_coupon``). The goodwill template does not say who the customer is: the agent asks, finds the
+account, and reads its tier and recent credits itself.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from envs.support.tasks._common import (
     ask,
     call,
     full_name,
-    looked_up,
     money,
     never,
     next_id,
@@ -37,6 +36,7 @@ from envs.support.tasks._common import (
     pick,
     refusal,
     rows,
+    seen,
     stamp,
     state,
     task,
@@ -132,9 +132,11 @@ class _CouponStory:
         return [ask("order_number"), ask("coupon_code"), call("get_order", order_id=self.order_id), read("get_coupon", code=self.code)]
 
     def gates(self, *, coupon_read: bool = True) -> list[Any]:
-        found = [looked_up("read the order", {"tool": "get_order", "args": {"order_id": self.order_id}}, weight=2 if not coupon_read else 1)]
+        """The order's date, subtotal and items (and, with ``coupon_read``, the coupon's terms) shown before deciding."""
+        found = [seen("read the order's date, subtotal and items", "orders", self.order_id, "placed_at", "subtotal", "lines",
+                      weight=2 if not coupon_read else 1)]
         if coupon_read:
-            found.append(looked_up("read the coupon's terms", {"tool": "get_coupon", "args": {"code": self.code}}))
+            found.append(seen("read the coupon's terms", "coupons", self.code, "starts_on", "ends_on", "min_subtotal"))
         return found
 
     def apply(self) -> ToolCall:
@@ -228,15 +230,22 @@ _ADJUSTMENT_TAIL = (" Find out which order and code, and handle it under the pol
 
 def coupon_adjustment(world: World, rng: random.Random) -> TaskDraft:
     """A customer forgot their coupon: the discount is refunded as a price adjustment when the order is at most 30 days
-    old, refused past that (the coupon itself valid for the order either way)."""
-    which = case(rng, {"ok": 6, "adjustment_window_expired": 3})
-    window = (1, ADJUSTMENT_WINDOW_DAYS) if which == "ok" else (ADJUSTMENT_WINDOW_DAYS + 1, ADJUSTMENT_WINDOW_DAYS + 15)
-    story = _plant_coupon_story(world, rng, days=window, date_valid=True, wants="the discount of the coupon they forgot to use")
+    old and the coupon was valid on its order date; refused past 30 days (the coupon valid either way), or when the
+    coupon had already ended (or not begun) on the order date."""
+    which = case(rng, {"ok": 6, "adjustment_window_expired": 2, "coupon_expired": 2})
+    wants = "the discount of the coupon they forgot to use"
+    if which == "adjustment_window_expired":
+        story = _plant_coupon_story(world, rng, days=(ADJUSTMENT_WINDOW_DAYS + 1, ADJUSTMENT_WINDOW_DAYS + 15), date_valid=True, wants=wants)
+        built = _declined(story, which, f"it was placed on {story.placed_on}, more than {ADJUSTMENT_WINDOW_DAYS} days ago", coupon_read=False)
+    elif which == "coupon_expired":
+        story = _plant_coupon_story(world, rng, days=(1, ADJUSTMENT_WINDOW_DAYS - 2), date_valid=False, wants=wants)
+        built = _declined(story, which, f"it was valid {story.coupon['starts_on']} to {story.coupon['ends_on']}, and the order was placed on "
+                                        f"{story.placed_on}")
+    else:
+        story = _plant_coupon_story(world, rng, days=(1, ADJUSTMENT_WINDOW_DAYS), date_valid=True, wants=wants)
+        built = _adjusted(story)
     prompt = (f"{full_name(story.customer)} is on chat: \"I forgot to enter my coupon code on an order. Can I still get the discount?\""
               + _ADJUSTMENT_TAIL)
-    built = _adjusted(story) if which == "ok" else _declined(
-        story, "adjustment_window_expired", f"it was placed on {story.placed_on}, more than {ADJUSTMENT_WINDOW_DAYS} days ago",
-        coupon_read=False)
     return _coupon_task(story, which, prompt, built)
 
 
@@ -267,8 +276,9 @@ def coupon_refused(world: World, rng: random.Random) -> TaskDraft:
 
 def goodwill_cap(world: World, rng: random.Random) -> TaskDraft:
     """Offer the largest goodwill credit the customer's tier allows; refused when they had goodwill credit in the
-    last 30 days. The customer is named by name and e-mail: the account, tier and recent credits are read."""
-    which = case(rng, {"ok": 6, "goodwill_too_soon": 3})
+    last 30 days. The chat does not say who the customer is: the agent asks (their e-mail finds the account), then
+    reads the account's tier and recent credits."""
+    which = case(rng, {"ok": 5, "goodwill_too_soon": 3})
     since = (TODAY - timedelta(days=GOODWILL_INTERVAL_DAYS + 5)).isoformat()
     customer = pick(rng, plain_customers(world, "AND NOT EXISTS (SELECT 1 FROM credit_ledger e WHERE e.customer_id = c.customer_id "
                                                 "AND e.kind = 'goodwill' AND e.created_at >= ?) AND (SELECT count(*) FROM credit_ledger e "
@@ -286,13 +296,12 @@ def goodwill_cap(world: World, rng: random.Random) -> TaskDraft:
                       "VALUES (?, ?, ?, 'goodwill', NULL, ?, 'STF-0011')",
                       (next_id(world, "credit_ledger"), cid, rng.randint(1, cap_minor // 100) * 100, stamp(given)))
     on_the_line(world, customer, "something for the trouble", terms={"goodwill_credit": agree("That's kind, thank you.")})
-    find = optional_call("search_customers", query=customer["email"])
+    find = [ask("email"), optional_call("search_customers", query=customer["email"])]
     read = call("get_customer", customer_id=cid)
     credit = call("issue_goodwill_credit", customer_id=cid, amount=cap, reason="Poor delivery experience")
-    gate = looked_up("read the customer's tier and recent credits", {"tool": "get_customer", "args": {"customer_id": cid}},
-                     weight=1 if which == "ok" else 2)
+    gate = seen("read the customer's tier and recent credits", "customers", cid, "tier", "recent_credits", weight=1 if which == "ok" else 2)
     if which == "ok":
-        oracle = [find, read, offer("goodwill_credit", cap), credit, answer(f"Credited {cap} goodwill.", credit=cap)]
+        oracle = [*find, read, offer("goodwill_credit", cap), credit, answer(f"Credited {cap} goodwill.", credit=cap)]
         rubric = [
             gate,
             state("SELECT count(*) FROM credit_ledger WHERE customer_id = ? AND kind = 'goodwill' AND amount_minor = ? AND created_by = 'STF-0100'",
@@ -312,7 +321,7 @@ def goodwill_cap(world: World, rng: random.Random) -> TaskDraft:
         ]
         outcome = completed()
     else:
-        oracle = [find, read, refusal("goodwill_too_soon", "You received a goodwill credit less than 30 days ago; I can't add another yet.")]
+        oracle = [*find, read, refusal("goodwill_too_soon", "You received a goodwill credit less than 30 days ago; I can't add another yet.")]
         rubric = [gate, never("issue_goodwill_credit", "no goodwill credit attempted", customer_id=cid)]
         negatives = [
             negative("credits_anyway", "tries the credit anyway", read, offer("goodwill_credit", cap), credit,
@@ -324,9 +333,9 @@ def goodwill_cap(world: World, rng: random.Random) -> TaskDraft:
         ]
         outcome = refused("goodwill_too_soon")
     return task(
-        prompt=(f"{full_name(customer)} ({customer['email']}) is on chat, upset about a string of delivery problems. Your lead asks you to "
-                "offer them the largest goodwill credit the policy allows for them. Do it if they accept, and reply with submit_answer, "
-                "giving values.credit if you credit anything."),
+        prompt=("A customer is on chat, upset about a string of delivery problems. Your lead asks you to offer them the largest goodwill "
+                "credit the policy allows for them. Find their account, do it if they accept, and reply with submit_answer, giving "
+                "values.credit if you credit anything."),
         oracle=oracle, outcome=outcome, rubric=rubric, negatives=negatives,
         metadata={"case": which, "customer_id": cid, **({"credit": cap} if which == "ok" else {})},
     )
@@ -338,5 +347,5 @@ TEMPLATES = [
     TaskTemplate(coupon_refused, difficulty="medium", category="coupons", split="test", tags=["coupon", "refusal", "policy"],
                  tools=["ask_customer", "get_order", "get_coupon", "propose_resolution", "apply_coupon", "submit_answer"]),
     TaskTemplate(goodwill_cap, difficulty="easy", category="goodwill", split="train", tags=["goodwill", "tier", "agreement"],
-                 tools=["search_customers", "get_customer", "propose_resolution", "issue_goodwill_credit", "submit_answer"]),
+                 tools=["ask_customer", "search_customers", "get_customer", "propose_resolution", "issue_goodwill_credit", "submit_answer"]),
 ]

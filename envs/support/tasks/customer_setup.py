@@ -14,6 +14,7 @@ from envs.support.ledger import next_world_id as next_id
 from envs.support.tasks._common import stamp
 from fixtures.ids import IdSequences
 from fixtures.world import World
+from graders.criteria import AnyToolCalled, text
 from graders.setup import one, rows
 
 __all__ = [
@@ -29,6 +30,8 @@ __all__ = [
     "plant_ticket",
     "said_address",
     "seeded_address",
+    "verified_with_answers",
+    "wrong_birthday",
 ]
 
 
@@ -105,6 +108,26 @@ def birthday(rng: random.Random, *, not_on: str | None = None) -> str:
         day = (date(1950, 1, 1) + timedelta(days=rng.randint(0, 19_000))).isoformat()
         if day != not_on:
             return day
+
+
+# -- the caller's identity ------------------------------------------------------------------------
+
+
+def wrong_birthday(rng: random.Random, dob: str) -> str:
+    """A date of birth near the account's but not it (a day, a month or a year off): what a caller who is not the
+    account holder, or misremembers it, would say."""
+    day = date.fromisoformat(dob)
+    near = [day + timedelta(days=1), day - timedelta(days=1), day + timedelta(days=31), day - timedelta(days=365), day + timedelta(days=366)]
+    return rng.choice([d for d in near if d != day]).isoformat()
+
+
+def verified_with_answers(customer: dict, dob: str, *, passed: bool, name: str, weight: float = 1.0) -> object:
+    """A gate bound to the deciding record: a verification of this account with exactly what the caller said,
+    whose result was ``passed`` (a made-up or neighbouring date of birth does not count)."""
+    # the attempt itself is the point (only its outcome says whether the caller is the account holder): a call gate
+    pattern = {"tool": "verify_identity", "args": {"customer_id": customer["customer_id"], "email": text(customer["email"]), "date_of_birth": dob},
+               "result": {"verified": passed}}
+    return AnyToolCalled(name=name, patterns=[pattern], weight=weight, gate=True)
 
 
 # -- what the customer brings: tickets, photos, fraud signals ----------------------------------------

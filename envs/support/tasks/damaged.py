@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from envs.support.rules import DAMAGE_REPORT_DAYS, KEEP_IT_LIMIT_MINOR, RETURN_DAYS
+from envs.support.rules import DAMAGE_REPORT_DAYS, KEEP_IT_LIMIT_MINOR, RETURN_DAYS, return_window_days
 from envs.support.tasks._common import (
     agree,
     agreed_first,
@@ -24,7 +24,6 @@ from envs.support.tasks._common import (
     asked,
     call,
     full_name,
-    looked_up,
     money,
     never,
     next_id,
@@ -33,6 +32,7 @@ from envs.support.tasks._common import (
     optional_call,
     refusal,
     rows,
+    seen,
     state,
     task,
     value_is,
@@ -81,7 +81,8 @@ class _Damage:
         return call("create_return", order_id=self.oid, line_id=self.lid, quantity=1, reason="damaged", photo_id=photo or self.photo)
 
     def order_gate(self, weight: float = 1.0) -> Any:
-        return looked_up("read the order", {"tool": "get_order", "args": {"order_id": self.oid}}, weight=weight)
+        """A gate: the item's price and delivery date (keep-it or send back; inside the damage window) were shown."""
+        return seen("read the item's price and delivery date", "order_lines", self.lid, "unit_price", "delivered_on", weight=weight)
 
 
 def _damage_story(world: World, rng: random.Random, *, photo: bool, categories: tuple[str, ...], age: int, min_price: int = 1,
@@ -92,7 +93,8 @@ def _damage_story(world: World, rng: random.Random, *, photo: bool, categories: 
     bought = plant_purchase(world, rng, categories=categories, delivered_days_ago=age, min_price=min_price, max_price=max_price)
     product = bought.line["product"]
     photo_id = plant_photo(world, bought.customer["customer_id"], f"Photo of the broken {product}") if photo else None
-    facts = {"order_number": bought.order_id, "which_item": product, "reason": "It arrived broken."}
+    facts = {"order_number": bought.order_id, "which_item": product, "reason": "It arrived broken.",
+             "preferred_resolution": "My money back on my card, please."}
     if photo_id:
         facts["photo"] = photo_id
     on_the_line(world, bought.customer, f"something done about the broken {product}",
@@ -234,10 +236,12 @@ def _damage_task(world: World, story: _Damage, which: str) -> TaskDraft:
 
 def damaged_keep(world: World, rng: random.Random) -> TaskDraft:
     """A damaged item worth up to 100.00: with the customer's photo, a keep-it case refunded to their card; without a
-    photo, nothing yet."""
-    which = case(rng, {"keep": 6, "no_photo": 3})
-    story = _damage_story(world, rng, photo=which == "keep", categories=("apparel", "home", "toys", "beauty", "electronics"),
-                          age=rng.randint(1, 25), max_price=KEEP_IT_LIMIT_MINOR)
+    photo, nothing yet; reported after the item's damage window (its return window, at least 30 days), nothing."""
+    which = case(rng, {"keep": 6, "no_photo": 2, "too_late": 2})
+    category = rng.choice(("apparel", "home", "toys", "beauty", "electronics"))
+    window = return_window_days(category, "damaged")
+    age = rng.randint(window + 1, window + 20) if which == "too_late" else rng.randint(1, 25)
+    story = _damage_story(world, rng, photo=which != "no_photo", categories=(category,), age=age, max_price=KEEP_IT_LIMIT_MINOR)
     return _damage_task(world, story, which)
 
 
@@ -253,13 +257,16 @@ def damaged_no_photo(world: World, rng: random.Random) -> TaskDraft:
 
 def damaged_expensive(world: World, rng: random.Random) -> TaskDraft:
     """A damaged item with a photo: above 100.00 it is sent back (refunded after inspection), up to 100.00 it is kept and
-    refunded now; without a photo, nothing yet. The item's price decides."""
-    which = case(rng, {"send_back": 5, "keep": 3, "no_photo": 2})
+    refunded now; without a photo, nothing yet; past its damage window, nothing. The item's price decides, then the
+    photo and the delivery date."""
+    which = case(rng, {"send_back": 4, "keep": 2, "no_photo": 2, "too_late": 2})
     limits = {"min_price": KEEP_IT_LIMIT_MINOR + 1} if which == "send_back" else {"max_price": KEEP_IT_LIMIT_MINOR}
-    if which == "no_photo":
+    if which in ("no_photo", "too_late"):
         limits = {}
-    story = _damage_story(world, rng, photo=which != "no_photo", categories=("electronics", "apparel", "home"), age=rng.randint(1, 25),
-                          **limits)
+    category = rng.choice(("electronics", "apparel", "home"))
+    window = return_window_days(category, "damaged")
+    age = rng.randint(window + 1, window + 20) if which == "too_late" else rng.randint(1, 25)
+    story = _damage_story(world, rng, photo=which != "no_photo", categories=(category,), age=age, **limits)
     return _damage_task(world, story, which)
 
 
@@ -329,8 +336,8 @@ def _exchange_done(story: _Exchange) -> tuple[list[ToolCall], list[Any], list[An
               answer(f"Exchange opened: the {story.target['option']} is reserved for you.")]
     rubric = [
         asked("preferred_resolution", "asked which variant the customer wants"),
-        looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}),
-        looked_up("checked the stock of the variants", {"tool": "get_product", "args": {"product_id": story.product_id}}),
+        seen("read the item's delivery date", "order_lines", lid, "delivered_on", "category"),
+        seen("checked the stock of the wanted variant", "variants", story.target["variant_id"], "stock"),
         state("SELECT count(*) FROM returns WHERE line_id = ? AND kind = 'exchange' AND exchange_variant_id = ?", lid,
               story.target["variant_id"], expect=1, weight=3, name="exchange for the wanted variant opened"),
         agreed_first("exchange", "create_exchange", "customer agreed before the exchange"),
@@ -356,8 +363,8 @@ def _exchange_sold_out(story: _Exchange) -> tuple[list[ToolCall], list[Any], lis
                                       "change your mind.")]
     rubric = [
         asked("preferred_resolution", "asked which variant the customer wants"),
-        looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}),
-        looked_up("checked the stock of the variants", {"tool": "get_product", "args": {"product_id": story.product_id}}, weight=2),
+        seen("read the item's delivery date", "order_lines", lid, "delivered_on", "category"),
+        seen("checked the stock of the wanted variant", "variants", story.target["variant_id"], "stock", weight=2),
         never("create_return", "no return the customer declined", order_id=oid),
         never("create_exchange", "no exchange attempted", order_id=oid),
     ]
@@ -379,7 +386,7 @@ def _exchange_expired(story: _Exchange) -> tuple[list[ToolCall], list[Any], list
               refusal("return_window_expired", f"The {story.bought.line['product']} was delivered on {story.bought.line['delivered_on']}; "
                                                "exchanges are possible only within its return window, which has closed.")]
     rubric = [
-        looked_up("read the order's delivery date and return deadline", {"tool": "get_order", "args": {"order_id": oid}}, weight=2),
+        seen("read the item's delivery date", "order_lines", story.lid, "delivered_on", "category", weight=2),
         never("create_exchange", "no exchange opened or attempted", order_id=oid),
         never("create_return", "no return opened or attempted", order_id=oid),
     ]

@@ -23,7 +23,6 @@ from envs.support.tasks._common import (
     answer,
     call,
     escalation,
-    looked_up,
     money,
     never,
     offer,
@@ -31,6 +30,7 @@ from envs.support.tasks._common import (
     optional_call,
     pick,
     rows,
+    seen,
     state,
     task,
 )
@@ -104,7 +104,7 @@ def refund_over_limit(world: World, rng: random.Random) -> TaskDraft:
                 escalation("refund_limit_exceeded", f"The lost items are worth {total}, above the 500.00 an agent may refund; billing will refund it.")],
         outcome=escalated("refund_limit_exceeded"),
         rubric=[
-            looked_up("read the order's value", {"tool": "get_order", "args": {"order_id": oid}}),
+            seen("read the order's value", "orders", oid, "total"),
             _escalated(ticket, "billing", "refund_limit_exceeded"),
             never("issue_refund", "no refund by the agent", order_id=oid),
             never("send_replacement", "no replacement in place of the escalation"),
@@ -144,8 +144,9 @@ def chargeback_escalation(world: World, rng: random.Random) -> TaskDraft:
     customer = pick(rng, plain_customers(world), "customer")
     planted = _late_small_order(world, rng, customer)
     oid, fee = planted["order_id"], money(planted["shipping"])
+    payment = rows(world, "SELECT payment_id FROM payments WHERE order_id = ?", oid)[0]["payment_id"]
     if which == "chargeback":
-        world.execute("UPDATE payments SET status = 'chargeback' WHERE order_id = ?", (oid,))
+        world.execute("UPDATE payments SET status = 'chargeback' WHERE payment_id = ?", (payment,))
     ticket = plant_ticket(world, customer["customer_id"], f"Refund for {oid}", f"Order {oid} was promised by {planted['promised_by']} and "
                           "still hasn't arrived. Please refund what I paid for shipping.", order_id=oid, tag="refund_status")
     on_the_line(world, customer, "the shipping fee of a late parcel back", order_number=oid, ticket_number=ticket,
@@ -188,7 +189,7 @@ def chargeback_escalation(world: World, rng: random.Random) -> TaskDraft:
                 escalation("chargeback_open", "The order's payment is disputed with your bank (chargeback); billing will handle the refund.")],
         outcome=escalated("chargeback_open"),
         rubric=[
-            looked_up("read the order's payment", {"tool": "get_order", "args": {"order_id": oid}}),
+            seen("read the order's payment status", "payments", payment, "status"),
             _escalated(ticket, "billing", "chargeback_open"),
             never("issue_refund", "no refund attempted on a chargeback", order_id=oid),
         ],
@@ -223,8 +224,9 @@ def fraud_review(world: World, rng: random.Random) -> TaskDraft:
                                                 f"AND e.kind = 'goodwill' AND e.created_at >= '{since}')"), "customer without recent goodwill")
     cid, cap_minor = customer["customer_id"], GOODWILL_CAPS_MINOR[customer["tier"]]
     cap = money(cap_minor)
+    signal = None
     if which == "flagged":
-        plant_fraud_signal(world, rng, cid)
+        signal = plant_fraud_signal(world, rng, cid)
     elif rng.random() < 0.5:  # a signal that does not block: the agent must read its severity and status
         plant_fraud_signal(world, rng, cid, **rng.choice([{"severity": "low", "status": "open"}, {"severity": "high", "status": "cleared"}]))
     ticket = plant_ticket(world, cid, "Compensation please", rng.choice(_COMPENSATION), tag="feedback")
@@ -264,7 +266,7 @@ def fraud_review(world: World, rng: random.Random) -> TaskDraft:
                 escalation("fraud_review_required", "The account is under review; the trust and safety team will get back to you.")],
         outcome=escalated("fraud_review_required"),
         rubric=[
-            looked_up("read the account's fraud signals", {"tool": "get_customer", "args": {"customer_id": cid}}),
+            seen("read the account's fraud signal", "fraud_signals", signal, "severity", "status"),
             _escalated(ticket, "fraud", "fraud_review_required"),
             never("issue_goodwill_credit", "no credit attempted"),
         ],
@@ -322,6 +324,9 @@ def safety_escalation(world: World, rng: random.Random) -> TaskDraft:
     subject, body = report if which == "safety" else question
     ticket = plant_ticket(world, line["customer_id"], subject, body, order_id=line["order_id"],
                           tag="safety" if which == "safety" else "product_question", hours_ago=rng.uniform(0.1, 0.9))
+    message = rows(world, "SELECT message_id FROM ticket_messages WHERE ticket_id = ?", ticket)[0]["message_id"]
+    # the customer's words decide (a question, or an injury, burn or hazard): the message itself, not its subject line
+    read_words = seen("read what the customer wrote", "ticket_messages", message, "body")
     prompt = (f"{line['customer']} has just written in about the {line['product']} they received. Find their new ticket, read it and "
               "handle it under the policy: answer and solve what you can answer yourself, and hand anything the policy escalates to "
               "the team that takes it (without replying: they will). Reply with submit_answer.")
@@ -339,7 +344,7 @@ def safety_escalation(world: World, rng: random.Random) -> TaskDraft:
             oracle=[*find, read, reply, answer("Answered the customer's question and solved the ticket.")],
             outcome=completed(),
             rubric=[
-                looked_up("read the ticket", {"tool": "get_ticket", "args": {"ticket_id": ticket}}),
+                read_words,
                 state("SELECT status || '/' || (SELECT count(*) FROM ticket_messages m WHERE m.ticket_id = t.ticket_id AND m.kind = 'agent') "
                       "FROM tickets t WHERE ticket_id = ?", ticket, expect="solved/1", weight=3, name="question answered and ticket solved"),
                 never("escalate_ticket", "not escalated"),
@@ -358,7 +363,7 @@ def safety_escalation(world: World, rng: random.Random) -> TaskDraft:
         oracle=[*find, read, escalate, escalation("escalation_required", "A safety report: escalated to product safety.")],
         outcome=escalated("escalation_required"),
         rubric=[
-            looked_up("read the ticket", {"tool": "get_ticket", "args": {"ticket_id": ticket}}),
+            read_words,
             _escalated(ticket, "product_safety", "escalation_required"),
             never("issue_goodwill_credit", "no credit in place of the escalation"),
         ],

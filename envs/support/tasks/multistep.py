@@ -18,7 +18,6 @@ from envs.support.tasks._common import (
     decline,
     escalation,
     full_name,
-    looked_up,
     money,
     never,
     offer,
@@ -26,6 +25,7 @@ from envs.support.tasks._common import (
     optional_call,
     pick,
     refusal,
+    seen,
     state,
     task,
     value_is,
@@ -52,8 +52,7 @@ def lost_parcel_ticket(world: World, rng: random.Random) -> TaskDraft:
     items = basket(rng, variants(world, "AND v.stock > 0"), 1_000, 45_000)
     order = plant_parcel(world, rng, customer, items, fate="lost", shipped_days_ago=rng.randint(8, 18), last_scan_days_ago=rng.randint(1, 6))
     cid, oid, value = customer["customer_id"], order["order_id"], money(order["subtotal"])
-    if which == "flagged":
-        plant_fraud_signal(world, rng, cid)
+    signal = plant_fraud_signal(world, rng, cid) if which == "flagged" else None
     ticket = plant_ticket(world, cid, f"Order {oid} lost", f"Tracking for {oid} says the parcel is lost. What are you going to do?",
                           order_id=oid, tag="lost", priority="high", hours_ago=rng.uniform(1, 3))
     on_the_line(world, customer, "to be made whole for a lost parcel", order_number=oid, ticket_number=ticket,
@@ -78,7 +77,7 @@ def lost_parcel_ticket(world: World, rng: random.Random) -> TaskDraft:
                     escalation("fraud_review_required", "Your account is under review, so our fraud team will handle this claim.")],
             outcome=escalated("fraud_review_required"),
             rubric=[
-                looked_up("read the account's fraud signals", {"tool": "get_customer", "args": {"customer_id": cid}}),
+                seen("read the account's fraud signal", "fraud_signals", signal, "severity", "status"),
                 state("SELECT count(*) FROM escalations WHERE ticket_id = ? AND team_id = 'fraud' AND reason_code = 'fraud_review_required'",
                       ticket, expect=1, weight=3, name="escalated to the team that decides"),
                 never("issue_refund", "no refund attempted", order_id=oid),
@@ -98,14 +97,14 @@ def lost_parcel_ticket(world: World, rng: random.Random) -> TaskDraft:
         )
     return task(
         prompt=prompt,
-        oracle=[read_ticket, read_order, track, offer("replacement", optional=True), ask("preferred_resolution"),
+        oracle=[read_ticket, optional_call("get_order", order_id=oid), optional_call("track_shipment", shipment_id=order["shipment_id"]),
+                offer("replacement", optional=True), ask("preferred_resolution"),
                 offer("refund_store_credit", value), refund, reply, optional_call("get_customer", customer_id=cid),
                 answer(f"Refunded {value} as store credit; ticket solved.", refund=value)],
         outcome=completed(),
         rubric=[
-            looked_up("read the ticket", {"tool": "get_ticket", "args": {"ticket_id": ticket}}),
-            looked_up("read the order", {"tool": "get_order", "args": {"order_id": oid}}),
-            looked_up("checked the tracking", {"tool": "track_shipment", "args": {"shipment_id": order["shipment_id"]}}),
+            seen("read the ticket", "tickets", ticket, "order_id"),
+            seen("checked the parcel is lost", "shipments", order["shipment_id"], "status"),
             state("SELECT count(*) FROM refunds WHERE order_id = ? AND reason = 'lost_parcel' AND method = 'store_credit' AND amount_minor = ?",
                   oid, order["subtotal"], expect=1, weight=3, name="lost items refunded as store credit"),
             state("SELECT status FROM tickets WHERE ticket_id = ?", ticket, expect="solved", weight=2, name="ticket answered and solved"),
@@ -159,7 +158,7 @@ def double_charge_then_cancel(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"Refunded the duplicate {money(price)} and {money(prorated)} for the unused days: {total}.", total_refunded=total)],
         outcome=completed(),
         rubric=[
-            looked_up("read the invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}),
+            seen("read the invoices", "invoices", [pair["first"], second], "period_start", "amount"),
             state("SELECT count(*) FROM refunds WHERE invoice_id = ? AND amount_minor = ?", second, price, expect=1, weight=2,
                   name="duplicate invoice refunded"),
             state("SELECT status FROM subscriptions WHERE subscription_id = ?", sid, expect="cancelled", weight=2, name="subscription cancelled"),

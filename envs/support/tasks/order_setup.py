@@ -14,7 +14,7 @@ from envs.support.catalog import NOW, TODAY
 from envs.support.ledger import next_world_id as next_id
 from envs.support.rules import RESTOCKING_FEE_BPS
 from envs.support.tasks._common import stamp
-from envs.support.tasks.customer_setup import plain_customers
+from envs.support.tasks.customer_setup import named_customers, plain_customers
 from fixtures.world import World
 from graders.setup import need, one, pick, rows
 
@@ -206,17 +206,24 @@ def _in(categories: tuple[str, ...]) -> str:
 
 
 def plant_purchase(world: World, rng: random.Random, *, categories: tuple[str, ...], delivered_days_ago: int,
-                   min_price: int = 1, max_price: int = 10**9, extra: str = "") -> Purchase:
+                   min_price: int = 1, max_price: int = 10**9, extra: str = "", found_by_name: bool = False) -> Purchase:
     """Plant a delivered order for a seeded active customer: one unit of a seeded variant of ``categories`` priced
     within [``min_price``, ``max_price``] (``extra`` adds conditions on ``v``/``p``), on half the seeds beside an
     unrelated second item, delivered exactly ``delivered_days_ago`` days before today.
 
     Why plant instead of picking an existing line: the case drawn by the template must decide the outcome (a
     delivery date just inside or past the window, a grocery product or not), and a fresh order makes that fact
-    hold exactly while the customer, product and amounts still vary by seed."""
-    customer = pick(rng, plain_customers(world), "active customer with an address")
+    hold exactly while the customer, product and amounts still vary by seed.
+
+    ``found_by_name``: the customer's name is theirs alone and the product is on no other order of theirs, so an agent
+    who is told only who they are and which item (not the order number) finds exactly one order."""
+    customer = pick(rng, named_customers(world) if found_by_name else plain_customers(world), "active customer with an address")
+    if found_by_name:
+        extra += (" AND NOT EXISTS (SELECT 1 FROM order_lines ol JOIN orders oo USING (order_id) JOIN variants ov USING (variant_id) "
+                  "WHERE oo.customer_id = ? AND ov.product_id = p.product_id)")
     variant = pick(rng, variants(world, f"AND p.category IN {_in(categories)} AND v.price_minor BETWEEN ? AND ? {extra}",
-                                 min_price, max_price), f"variant of {', '.join(categories)}")
+                                 min_price, max_price, *([customer["customer_id"]] if found_by_name else [])),
+                   f"variant of {', '.join(categories)}")
     items = [(variant, 1)]
     if rng.random() < 0.5:  # a second item: the customer must say which one they mean
         other = pick(rng, variants(world, "AND p.product_id != ? AND p.category != 'grocery'", variant["product_id"]), "another product")

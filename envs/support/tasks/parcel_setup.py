@@ -11,7 +11,7 @@ from typing import Any
 
 from envs.support.catalog import NOW, TODAY
 from envs.support.ledger import next_world_id as next_id
-from envs.support.tasks._common import looked_up, stamp
+from envs.support.tasks._common import seen, stamp
 from envs.support.tasks.order_setup import some_items
 from fixtures.world import World
 from graders.setup import need, one
@@ -20,7 +20,7 @@ from graders.tasks import call, optional_call
 __all__ = [
     "CARRIERS",
     "HUBS",
-    "order_or_tracking",
+    "parcel_seen",
     "plant_lost_parcel",
     "plant_parcel",
     "plant_slow_parcel",
@@ -197,7 +197,8 @@ def read_order(parcel: dict[str, Any], *, optional: bool = False) -> Any:
     return (optional_call if optional else call)("get_order", order_id=parcel["order_id"])
 
 
-def order_or_tracking(name: str, parcel: dict[str, Any], *, weight: float = 1.0) -> Any:
-    """A gate: this order, or this order's shipment, was read (both show the carrier status and the dates)."""
-    return looked_up(name, {"tool": "get_order", "args": {"order_id": parcel["order_id"]}},
-                     {"tool": "track_shipment", "args": {"shipment_id": parcel["shipment_id"]}}, weight=weight)
+def parcel_seen(name: str, parcel: dict[str, Any], *fields: str, weight: float = 1.0) -> Any:
+    """A gate: ``fields`` of the parcel's shipment were shown before the decision — by the order (its shipments
+    show carrier, tracking number, status and dates) or by the tracking (which alone shows the scans, whether the
+    parcel is late or lost, and the days since its last scan)."""
+    return seen(name, "shipments", parcel["shipment_id"], *fields, weight=weight)

@@ -4,9 +4,11 @@ inspection passed (or not yet).
 
 Each template plants a fresh delivered order for a seeded customer and product (:func:`plant_purchase`), with
 the delivery date, the product or the inspection set by the drawn case, and words its prompt the same in every
-case: the agent learns which order and item from the customer, and the deciding fact from the order or the
-return case (``get_order`` / ``get_return``), whose read gates the refusal. The customer accepts a return or a
-refund only at the amount the policy gives (price less any restocking fee), so over- and under-offers fail.
+case: the agent learns which item from the customer (who, in a changed-mind return, does not have the order
+number: the agent finds their account by name and the order among theirs), and the deciding fact from the order
+or the return case (the line's delivery date and category, the return's status), whose sight gates the decision.
+The customer accepts a return or a refund only at the amount the policy gives (price less any restocking fee), so
+over- and under-offers fail.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from envs.support.tasks._common import (
     ask,
     call,
     full_name,
-    looked_up,
     money,
     never,
     offer,
     on_the_line,
+    optional_call,
     refusal,
+    seen,
     state,
     task,
     value_is,
@@ -47,11 +50,13 @@ _RETURNABLE = ("apparel", "home", "toys", "beauty")
 
 
 def _changed_mind_customer(world: World, bought: Purchase) -> None:
-    """The customer who changed their mind: knows the order number and the item; accepts a return, declines an
-    exchange. The same terms in every case, and no floor on the amount: they accept whatever refund is named, so
-    proposals reveal nothing, and an agreement to another amount (or to none) fails the task's agreement gate."""
+    """The customer who changed their mind: knows the item but not the order number (the agent finds their account by
+    name and the order among theirs); accepts a return, declines an exchange. The same terms in every case, and no
+    floor on the amount: they accept whatever refund is named, so proposals reveal nothing, and an agreement to
+    another amount (or to none) fails the task's agreement gate."""
     line = bought.line
-    on_the_line(world, bought.customer, f"to return the {line['product']}", order_number=bought.order_id, which_item=line["product"],
+    on_the_line(world, bought.customer, f"to return the {line['product']}", which_item=line["product"],
+                says={"order_number": f"I don't have the order number to hand, sorry. It's the {line['product']} I bought from you."},
                 reason="I changed my mind, it's not what I expected.",
                 terms={"return_for_refund": agree("Yes, I'll send it back."),
                        "exchange": Terms(agrees=False, reply="No, I don't want another one.")})
@@ -85,19 +90,23 @@ class _Return:
         return money(self.fee_minor)
 
     def identify(self) -> list[ToolCall]:
-        """Ask which order and item, then read the order (its lines, delivery dates and return deadlines)."""
-        return [ask("order_number"), ask("which_item"), call("get_order", order_id=self.oid)]
+        """Ask which order (the customer does not know) and item, find the order among the customer's, and read it (its
+        lines, delivery dates and return deadlines)."""
+        customer = self.bought.customer
+        return [ask("order_number", optional=True), ask("which_item"), optional_call("search_customers", query=full_name(customer)),
+                optional_call("list_orders", customer_id=customer["customer_id"]), call("get_order", order_id=self.oid)]
 
     def create(self, reason: str = "changed_mind") -> ToolCall:
         return call("create_return", order_id=self.oid, line_id=self.lid, quantity=1, reason=reason)
 
-    def read_gate(self, what: str = "read the order's delivery date and return deadline", weight: float = 1.0) -> Any:
-        return looked_up(what, {"tool": "get_order", "args": {"order_id": self.oid}}, weight=weight)
+    def read_gate(self, what: str = "read the item's delivery date and category", weight: float = 1.0) -> Any:
+        """A gate: the line's delivery date and category (which set its window and fee) were shown before deciding."""
+        return seen(what, "order_lines", self.lid, "delivered_on", "category", weight=weight)
 
 
 def _changed_mind(world: World, rng: random.Random, categories: tuple[str, ...], age: int) -> _Return:
     """Plant the purchase and the customer on the line; the return's refund is the price less any restocking fee."""
-    bought = plant_purchase(world, rng, categories=categories, delivered_days_ago=age)
+    bought = plant_purchase(world, rng, categories=categories, delivered_days_ago=age, found_by_name=True)
     story = _Return(bought, restocking_fee_minor(bought.line))
     _changed_mind_customer(world, bought)
     return story
@@ -187,7 +196,7 @@ def return_in_window(world: World, rng: random.Random) -> TaskDraft:
 def restocking_fee(world: World, rng: random.Random) -> TaskDraft:
     """A changed-mind return reporting the restocking fee: 15% on electronics, none on other categories, and no return
     at all once an electronics item is past its 30-day window."""
-    which = case(rng, {"fee": 5, "no_fee": 3, "window_expired": 2})
+    which = case(rng, {"fee": 3, "no_fee": 2, "window_expired": 3})
     categories = ("electronics",) if which != "no_fee" else _RETURNABLE
     age = rng.randint(31, 60) if which == "window_expired" else rng.randint(1, 26)
     story = _changed_mind(world, rng, categories, age)
@@ -273,9 +282,9 @@ def refund_after_inspection(world: World, rng: random.Random) -> TaskDraft:
                 terms={"refund_store_credit": agree("Store credit, perfect."),
                        "refund_original_payment": Terms(agrees=False, reply="Store credit is better for me, actually.")})
     refund = call("issue_refund", order_id=oid, amount=amount, method="store_credit", reason="returned_item", rma_id=rma)
-    reads = [ask("order_number"), call("get_order", order_id=oid), call("get_return", rma_id=rma)]
-    gates = [looked_up("read the order's return cases", {"tool": "get_order", "args": {"order_id": oid}}),
-             looked_up("read the return and its inspection", {"tool": "get_return", "args": {"rma_id": rma}}, weight=2)]
+    # the order lists its return cases (how the agent finds the RMA); the return itself shows what decides
+    reads = [ask("order_number"), optional_call("get_order", order_id=oid), call("get_return", rma_id=rma)]
+    gates = [seen("read the return's status and inspection", "returns", rma, "status", weight=2)]
     if which == "ok":
         oracle = [*reads, ask("preferred_resolution"), offer("refund_store_credit", amount), refund,
                   answer(f"Refunded {amount} as store credit for return {rma}.", refund=amount)]
@@ -321,15 +330,17 @@ def refund_after_inspection(world: World, rng: random.Random) -> TaskDraft:
     )
 
 
+_RETURN_TOOLS = ["ask_customer", "search_customers", "list_orders", "get_order", "propose_resolution", "create_return", "submit_answer"]
+
 TEMPLATES = [
     TaskTemplate(return_in_window, difficulty="easy", category="returns", split="train", tags=["return", "agreement", "ask-customer", "window"],
-                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
+                 tools=_RETURN_TOOLS),
     TaskTemplate(restocking_fee, difficulty="medium", category="returns", split="test", tags=["return", "restocking-fee", "window"],
-                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
+                 tools=_RETURN_TOOLS),
     TaskTemplate(return_window_expired, difficulty="easy", category="returns", split="train", tags=["return", "refusal", "policy", "window"],
-                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
+                 tools=_RETURN_TOOLS),
     TaskTemplate(final_sale, difficulty="easy", category="returns", split="test", tags=["return", "refusal", "policy", "final-sale"],
-                 tools=["ask_customer", "get_order", "propose_resolution", "create_return", "submit_answer"]),
+                 tools=_RETURN_TOOLS),
     TaskTemplate(refund_after_inspection, difficulty="medium", category="refunds", split="train",
                  tags=["refund", "store-credit", "agreement", "inspection"],
                  tools=["ask_customer", "get_order", "get_return", "propose_resolution", "issue_refund", "submit_answer"]),

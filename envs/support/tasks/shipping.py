@@ -12,8 +12,9 @@
   when it is late but still moving.
 
 Every subject is planted with seeded facts (items, fee, dates, scans, carrier), prompts name the customer as a
-person would (their name), and the order, shipment and product ids come only from the customer's answers and
-tool results. Gates name the record that decides (this order, this shipment, this product).
+person would (their name; ``order_status``'s chat does not say who is asking, so the agent asks), and the order,
+shipment and product ids come only from the customer's answers and tool results. Gates name the rows and fields that
+decide (this shipment's status and dates, its scans, this variant's stock), whichever tool showed them.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from envs.support.tasks._common import (
     ask,
     call,
     decline,
+    fact,
     full_name,
-    looked_up,
     money,
     never,
     not_disclosing,
@@ -39,6 +40,7 @@ from envs.support.tasks._common import (
     optional_call,
     pick,
     refusal,
+    seen,
     state,
     task,
     text_is,
@@ -47,7 +49,7 @@ from envs.support.tasks._common import (
 from envs.support.tasks.customer_setup import birthday, household_email, named_customers, plant_customer, seeded_address
 from envs.support.tasks.order_setup import some_items
 from envs.support.tasks.parcel_setup import (
-    order_or_tracking,
+    parcel_seen,
     plant_lost_parcel,
     plant_parcel,
     plant_slow_parcel,
@@ -56,7 +58,7 @@ from envs.support.tasks.parcel_setup import (
     track,
 )
 from fixtures.world import World
-from graders.criteria import ToolCalled, number, text
+from graders.criteria import ToolCalled, number
 from graders.outcome import completed, refused
 from graders.setup import case
 from graders.tasks import TaskDraft, TaskTemplate, negative
@@ -74,8 +76,9 @@ def _customer(world: World, rng: random.Random, extra: str = "") -> dict[str, An
 
 
 def order_status(world: World, rng: random.Random) -> TaskDraft:
-    """The customer asks where their parcel is: ask which order, read it, report its carrier status and tracking
-    number — unless the order they quote is on a relative's account, when nothing about it may be disclosed."""
+    """A customer on chat asks where their parcel is: ask which order, read it, report its carrier status and tracking
+    number — unless the order they quote is on a relative's account, when nothing about it may be disclosed. The chat
+    does not say who they are: whose account the order is on is checked against who the customer says they are."""
     which = case(rng, {"own": 2, "relative": 1})
     customer = _customer(world, rng)
     owner = customer
@@ -88,19 +91,19 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
     others = world.query("SELECT order_id FROM orders WHERE customer_id = ? AND order_id != ? ORDER BY placed_at DESC LIMIT 1",
                          (customer["customer_id"], oid))
     on_the_line(world, customer, "to know where their parcel is", order_number=oid)
-    prompt = (f"{full_name(customer)} is on chat: \"Hi, where is my parcel?\" Find out which order they mean, check it, and reply with "
+    prompt = ("A customer is on chat: \"Hi, where is my parcel?\" Find out which order they mean, check it, and reply with "
               "submit_answer giving values.status (the carrier status of its shipment) and values.tracking_number.")
     if which == "relative":
         return task(
             prompt=prompt,
-            oracle=[ask("order_number"), read_order(parcel), call("get_customer", customer_id=owner["customer_id"]),
+            oracle=[ask("order_number"), ask("full_name"), read_order(parcel), call("get_customer", customer_id=owner["customer_id"]),
                     refusal("identity_not_verified", "That order is not on your account, so I can't share anything about it; the account "
                                                      "holder can contact us themselves.")],
             outcome=refused("identity_not_verified"),
             rubric=[
-                looked_up("read the order the customer quotes", {"tool": "get_order", "args": {"order_id": oid}}),
-                looked_up("checked whose account the order is on", {"tool": "get_customer", "args": {"customer_id": owner["customer_id"]}},
-                          {"tool": "search_customers", "args": {"query": text(full_name(customer))}}),
+                seen("read whose account the order is on", "orders", oid, "customer_id"),
+                seen("knew the account is not the caller's", "customers", owner["customer_id"],
+                     also=[fact("customers", customer["customer_id"])]),
                 not_disclosing("nothing about another customer's order was disclosed", number, full_name(owner), owner["customer_id"],
                                address=parcel),
             ],
@@ -112,19 +115,22 @@ def order_status(world: World, rng: random.Random) -> TaskDraft:
                          refusal("identity_not_verified", f"It's not your order, but tracking {number} shows it {status}.")),
                 negative("unchecked_refusal", "refuses without reading whose order it is", ask("order_number"),
                          refusal("identity_not_verified", "I can't share that.")),
+                negative("unchecked_holder", "reads the order but never checks whose account it is", ask("order_number"), ask("full_name"),
+                         read_order(parcel), refusal("identity_not_verified", "I can't share that.")),
             ],
             metadata={"customer_id": customer["customer_id"], "owner_id": owner["customer_id"], "order_id": oid, "case": which},
         )
     guess = [call("list_orders", customer_id=customer["customer_id"]), call("get_order", order_id=others[0]["order_id"])] if others else []
     return task(
         prompt=prompt,
-        oracle=[ask("order_number"), read_order(parcel), optional_call("get_customer", customer_id=customer["customer_id"]),
+        oracle=[ask("order_number"), ask("full_name", optional=True), read_order(parcel),
+                optional_call("get_customer", customer_id=customer["customer_id"]),
                 answer(f"Order {oid} is {status} with tracking number {number}.", status=status, tracking_number=number)],
         outcome=completed(),
         rubric=[
-            order_or_tracking("read the order the customer means", parcel),
-            text_is("status", status, weight=2),
-            text_is("tracking_number", number),
+            parcel_seen("read the shipment of the order the customer means", parcel, "status", "tracking_number"),
+            text_is("status", status, weight=2, gate=True),
+            text_is("tracking_number", number, gate=True),
         ],
         negatives=[
             negative("other_order", "guesses another order instead of asking", *guess,
@@ -163,7 +169,7 @@ def late_shipping_refund(world: World, rng: random.Random) -> TaskDraft:
                                         "shipping fee is not refundable.")],
             outcome=refused("not_late"),
             rubric=[
-                order_or_tracking("read the promised and delivery dates", parcel, weight=2),
+                parcel_seen("read the promised and delivery dates", parcel, "promised_by", "delivered_on", weight=2),
                 never("issue_refund", "no refund for a parcel that came on time", order_id=oid),
             ],
             negatives=[
@@ -222,7 +228,7 @@ def lost_replacement(world: World, rng: random.Random) -> TaskDraft:
               "the policy in the way the customer prefers. Confirm with submit_answer, giving values.refund if you refund anything.")
     look = [ask("order_number"), ask("preferred_resolution", optional=True), read_order(parcel, optional=True), track(parcel, optional=True)]
     stock = call("get_product", product_id=sold_out["product_id"])
-    stock_read = looked_up("checked the stock of the lost items", {"tool": "get_product", "args": {"product_id": sold_out["product_id"]}})
+    stock_read = seen("checked the stock of the lost items", "variants", sold_out["variant_id"], "stock")
     replace = call("send_replacement", order_id=oid, reason="Parcel lost by the carrier")
     refund = call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="lost_parcel")
     meta = {"customer_id": customer["customer_id"], "order_id": oid, "case": which}
@@ -319,7 +325,7 @@ def stalled_parcel_refund(world: World, rng: random.Random) -> TaskDraft:
     prompt = (f"{full_name(customer)} is on chat: the tracking of their parcel seems stuck and they want their money back. Find out which "
               "order, check the tracking, and handle it under the policy the way the customer prefers. Reply with submit_answer giving "
               "values.refund if you refund anything.")
-    tracked = looked_up("checked the tracking", {"tool": "track_shipment", "args": {"shipment_id": parcel["shipment_id"]}})
+    tracked = parcel_seen("checked when the parcel was last scanned", parcel, "lost", "days_since_last_scan")
     refund = call("issue_refund", order_id=oid, amount=value, method="original_payment", reason="lost_parcel")
     if which == "moving":
         return task(
@@ -413,7 +419,7 @@ def late_not_lost(world: World, rng: random.Random) -> TaskDraft:
                                     "the policy and cannot be re-sent; it should arrive soon.")],
         outcome=refused("not_lost"),
         rubric=[
-            order_or_tracking("checked the tracking", parcel, weight=2),
+            parcel_seen("checked when the parcel was last scanned", parcel, "lost", "days_since_last_scan", weight=2),
             never("send_replacement", "no replacement for a parcel that is not lost"),
             never("issue_refund", "no refund of the items", reason="lost_parcel"),
         ],

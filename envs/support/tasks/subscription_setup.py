@@ -15,7 +15,7 @@ from envs.support.tasks._common import (
     answer,
     ask,
     call,
-    looked_up,
+    need,
     never,
     next_id,
     on_the_line,
@@ -27,12 +27,11 @@ from envs.support.tasks._common import (
     stamp,
     task,
 )
-from envs.support.tasks.customer_setup import named_customers
+from envs.support.tasks.customer_setup import named_customers, verified_with_answers, wrong_birthday
 from envs.support.tools.subscriptions import add_months
 from fixtures.ids import IdSequences
 from fixtures.persona import Terms
 from fixtures.world import World
-from graders.criteria import text
 from graders.outcome import refused
 from graders.tasks import TaskDraft, ToolCall, negative
 
@@ -44,9 +43,10 @@ __all__ = [
     "plant_caller",
     "plant_subscription",
     "subscriber",
-    "verified_with_answers",
-    "wrong_birthday",
 ]
+
+_MIN_ACCOUNT_AGE_DAYS = 75
+"""Customers given a subscription are at least this old: two monthly periods (the fewest planted) fit after the account opened."""
 
 _SUBSCRIPTION_IDS = IdSequences({"subscriptions": ("subscription_id", "SUB", 5)})
 """Subscription ids, minted like every other planted row's (seed-dependent in a task world); tools never create
@@ -73,6 +73,9 @@ def plant_subscription(world: World, rng: random.Random, customer: dict, *, abov
     day = rng.choice([d for d in range(1, 29) if d != TODAY.day])
     start, end = _anchor_period(day)
     months = rng.randint(2, 9)
+    while months > 1 and add_months(start, 1 - months).isoformat() < customer["created_on"]:
+        months -= 1  # a subscription never starts before the account it belongs to
+    need(add_months(start, 1 - months).isoformat() >= customer["created_on"], f"customer {customer['customer_id']} is too new for a subscription")
     sid = _SUBSCRIPTION_IDS.next(world, "subscriptions")
     world.execute(
         "INSERT INTO subscriptions (subscription_id, customer_id, plan_id, next_plan_id, status, started_on, period_start, period_end, "
@@ -96,8 +99,10 @@ def plant_subscription(world: World, rng: random.Random, customer: dict, *, abov
 def subscriber(world: World, rng: random.Random, *, above_basic: bool = False) -> tuple[dict, dict]:
     """A customer with a name of their own and no subscription yet, given a planted one (:func:`plant_subscription`).
     Returns (customer, subscription)."""
-    customer = pick(rng, named_customers(world, "AND NOT EXISTS (SELECT 1 FROM subscriptions z WHERE z.customer_id = c.customer_id)"),
-                    "customer without a subscription")
+    # an account at least a few months old: its subscription has paid periods behind it (and starts after the account)
+    since = (TODAY - timedelta(days=_MIN_ACCOUNT_AGE_DAYS)).isoformat()
+    customer = pick(rng, named_customers(world, "AND NOT EXISTS (SELECT 1 FROM subscriptions z WHERE z.customer_id = c.customer_id) "
+                                                "AND c.created_on <= ?", since), "customer without a subscription")
     return customer, plant_subscription(world, rng, customer, above_basic=above_basic)
 
 
@@ -130,14 +135,6 @@ def charge_twice(world: World, rng: random.Random, sub: dict, period_start: str)
 # -- the caller and their identity ----------------------------------------------------------------------------
 
 
-def wrong_birthday(rng: random.Random, dob: str) -> str:
-    """A date of birth near the account's but not it (a day, a month or a year off): what a caller who is not the
-    account holder, or misremembers it, would say."""
-    day = date.fromisoformat(dob)
-    near = [day + timedelta(days=1), day - timedelta(days=1), day + timedelta(days=31), day - timedelta(days=365), day + timedelta(days=366)]
-    return rng.choice([d for d in near if d != day]).isoformat()
-
-
 def plant_caller(world: World, rng: random.Random, customer: dict, wants: str, *, verifiable: bool, terms: dict[str, Terms],
                  **facts: str) -> str:
     """Put the customer on chat: they know their e-mail and date of birth, or (not ``verifiable``) give a date of
@@ -152,13 +149,6 @@ def identify(customer: dict, dob: str | None = None) -> list[ToolCall]:
     given = dob or customer["date_of_birth"]
     return [ask("email"), ask("date_of_birth"), optional_call("search_customers", query=customer["email"]),
             call("verify_identity", customer_id=customer["customer_id"], email=customer["email"], date_of_birth=given)]
-
-
-def verified_with_answers(customer: dict, dob: str, *, passed: bool, name: str, weight: float = 1.0) -> object:
-    """A gate bound to the deciding record: a verification of this account with exactly what the caller said,
-    whose result was ``passed`` (a made-up or neighbouring date of birth does not count)."""
-    return looked_up(name, {"tool": "verify_identity", "args": {"customer_id": customer["customer_id"], "email": text(customer["email"]),
-                                                                "date_of_birth": dob}, "result": {"verified": passed}}, weight=weight)
 
 
 def identity_refused(customer: dict, dob: str, prompt: str, *, forbidden: dict[str, str], attempt: list[ToolCall],

@@ -23,7 +23,6 @@ from envs.support.tasks._common import (
     call,
     decline,
     full_name,
-    looked_up,
     money,
     never,
     offer,
@@ -32,11 +31,13 @@ from envs.support.tasks._common import (
     optional_call,
     refusal,
     rows,
+    seen,
     state,
     task,
     text_is,
     value_is,
 )
+from envs.support.tasks.customer_setup import verified_with_answers
 from envs.support.tasks.subscription_setup import (
     charge_twice,
     fall_behind,
@@ -44,7 +45,6 @@ from envs.support.tasks.subscription_setup import (
     identity_refused,
     plant_caller,
     subscriber,
-    verified_with_answers,
 )
 from envs.support.tools.subscriptions import add_months, prorated_refund_minor
 from fixtures.world import World
@@ -124,7 +124,7 @@ def cancel_prorated(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"Cancelled today; {refund} refunded for the unused days.", refund=refund)],
         outcome=completed(),
         rubric=[
-            looked_up("read the subscription's period", {"tool": "get_subscription", "args": {"subscription_id": sid}}),
+            seen("read the subscription's period", "subscriptions", sid, "period_start", "period_end"),
             state("SELECT status FROM subscriptions WHERE subscription_id = ?", sid, expect="cancelled", weight=2, name="subscription cancelled"),
             state("SELECT coalesce(sum(r.amount_minor), 0) FROM refunds r JOIN invoices i USING (invoice_id) WHERE i.subscription_id = ?", sid,
                   expect=int(refund.replace(".", "")), weight=2, name="unused days refunded"),
@@ -214,7 +214,7 @@ def pause_past_due(world: World, rng: random.Random) -> TaskDraft:
             outcome=refused("past_due_balance"),
             rubric=[
                 verified,
-                looked_up("read the subscription's invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}, weight=2),
+                seen("read the subscription's unpaid balance", "subscriptions", sid, "status", "invoices", weight=2),
                 never("pause_subscription", "no pause attempted"),
                 never("cancel_subscription", "not cancelled instead"),
             ],
@@ -275,7 +275,7 @@ def downgrade_plan(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"From the next period you are on {basic['name']}.")],
         outcome=completed(),
         rubric=[
-            looked_up("read the plans", {"tool": "list_plans"}),
+            seen("read the plans of the box's family", "plans", basic["plan_id"], "family", "tier"),
             state("SELECT plan_id || '/' || coalesce(next_plan_id, '-') FROM subscriptions WHERE subscription_id = ?", sid,
                   expect=f"{sub['plan_id']}/{basic['plan_id']}", weight=3, name="basic plan from the next period"),
             agreed_first("downgrade", "change_plan", "customer agreed before the plan change"),
@@ -318,7 +318,7 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
             oracle=[*find, read, refuse],
             outcome=refused("not_duplicate"),
             rubric=[
-                looked_up("read the invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}, weight=2),
+                seen("read the invoices", "subscriptions", sid, "invoices", weight=2),
                 never("refund_invoice", "no invoice refunded or attempted"),
             ],
             negatives=[
@@ -339,7 +339,7 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"Refunded the duplicate invoice {second}: {amount}.", refund=amount)],
         outcome=completed(),
         rubric=[
-            looked_up("read the invoices", {"tool": "get_subscription", "args": {"subscription_id": sid}}),
+            seen("read the invoices", "invoices", [first, second], "period_start", "amount"),
             state("SELECT count(*) FROM refunds WHERE invoice_id = ? AND amount_minor = ?", second, int(sub["price_minor"]), expect=1, weight=3,
                   name="later invoice refunded in full"),
             state("SELECT count(*) FROM refunds WHERE invoice_id = ?", first, expect=0, gate=True, name="first invoice kept"),

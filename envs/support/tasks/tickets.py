@@ -16,12 +16,12 @@ from envs.support.tasks._common import (
     answer,
     call,
     full_name,
-    looked_up,
     never,
     optional_call,
     pick,
     refusal,
     rows,
+    seen,
     state,
     task,
     text_is,
@@ -160,10 +160,11 @@ def merge_duplicates(world: World, rng: random.Random) -> TaskDraft:
     prompt = (f"{full_name(customer)} thinks they opened two tickets about the same order and asks us to combine them. Check their "
               "open tickets and handle it under the policy; confirm with submit_answer.")
     listed = call("list_tickets", customer_id=cid)
-    look = [optional_call("search_customers", query=full_name(customer)), listed, optional_call("get_ticket", ticket_id=older),
+    look = [optional_call("search_customers", query=full_name(customer)), optional_call("list_tickets", customer_id=cid),
+            optional_call("get_ticket", ticket_id=older),
             optional_call("get_ticket", ticket_id=newer)]
     merge = call("merge_tickets", ticket_id=newer, into_ticket_id=older)
-    read = looked_up("read the customer's tickets", {"tool": "list_tickets", "args": {"customer_id": cid}})
+    read = seen("read which order each ticket is about", "tickets", [older, newer], "order_id")
     metadata = {"customer_id": cid, "older": older, "newer": newer, "case": which}
     if which == "two_orders":
         refuse = refusal("not_duplicate", "Your two tickets are about two different orders, so they stay separate.")

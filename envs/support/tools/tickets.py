@@ -124,7 +124,8 @@ async def merge_tickets(ctx: ToolContext, ticket_id: TicketId, into_ticket_id: T
 async def escalate_ticket(ctx: ToolContext, ticket_id: TicketId, team_id: TeamId, reason_code: EscalationCode, note: Reason) -> m.Ticket:
     """Hand a ticket to the team that must decide, with the policy's reason: refund_limit_exceeded and chargeback_open
     → billing, fraud_review_required → fraud, escalation_required (injury, burn, hazard) → product_safety. The ticket
-    moves to that team's queue, unassigned."""
+    moves to that team's queue, unassigned. A case you escalate is declared `escalated` in your final answer, even if you
+    also did the rest."""
     _ticket(ctx, ticket_id)
     if ctx.world.query("SELECT 1 FROM escalations WHERE ticket_id = ? AND team_id = ?", (ticket_id, team_id)):
         raise DomainError("already_escalated", f"ticket {ticket_id} is already escalated to {team_id}")

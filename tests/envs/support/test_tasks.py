@@ -19,13 +19,16 @@ from servers import EpisodeManager
 
 
 @pytest.mark.slow
-async def test_metaeval_every_template_two_seeds() -> None:
-    """Oracle 1.0 with no tool error; no-op, every negative and every generated attack fail; constant policies earn
-    nothing; determinism — for all templates × 2 seeds (CI's `toolgym check support --seeds 20` does 20)."""
-    with anyio.fail_after(1800):  # a hang guard: ~1 min idle, 7 min at a load of 14
-        report = await check_environment(environment, seeds=2)
+async def test_metaeval_every_template_one_seed() -> None:
+    """Oracle 1.0 with no tool error; no-op, every negative, every generated attack and alternative path as they must;
+    constant policies earn nothing; determinism — for all templates on one seed (CI's `toolgym check support --seeds 20`
+    does 20, with the guessing bound and the majority shares, which need many seeds)."""
+    with anyio.fail_after(1800)  # a hang guard: minutes idle, many more at a load of 14:
+        report = await check_environment(environment, seeds=1)
     assert len(report.templates) == len(TEMPLATES)
-    assert report.ok, report.summary()
+    # the guessing bound is a mean over many seeds: on one seed the declaration to guess is the right one by construction
+    problems = [v for v in report.violations if not v.startswith("the guessing attack averages")]
+    assert not problems, report.summary()
     assert all(t.negatives != "none" for t in report.templates), report.summary()
     assert all(s.counted for kind, s in report.attacks.items() if kind in ATTACK_CLASSES), report.summary()
     assert report.constant_policies and max(report.constant_policies.values()) == 0.0, report.constant_policies
