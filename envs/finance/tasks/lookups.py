@@ -26,10 +26,11 @@ from envs.finance.tasks._common import (
     AVAILABLE_SQL,
     NOW,
     TODAY,
+    account_seen,
     answer,
+    fact,
     find_customer,
     full_name,
-    looked_up,
     money,
     named_customer_ids,
     never,
@@ -41,6 +42,7 @@ from envs.finance.tasks._common import (
     plant_txn,
     reference,
     rows,
+    seen,
     stamp,
 )
 from envs.finance.tasks.lookup_setup import (
@@ -49,6 +51,7 @@ from envs.finance.tasks.lookup_setup import (
     plant_card_charge,
     plant_cheque_deposit,
 )
+from envs.finance.tasks.wire_setup import wire_debit
 from fixtures.world import World
 from graders.criteria import AnswerCheck, number
 from graders.outcome import completed
@@ -71,13 +74,15 @@ _WIRE_MEMOS = ("Property purchase deposit", "Tuition payment", "Invoice 2026-031
                "Consulting fees Q1", "Down payment", "Legal retainer")
 
 
-def _figure(field: str, expected: str, *, weight: float = 3.0) -> AnswerCheck:
-    """A gate: the answer's ``values.<field>`` equals ``expected`` as a Decimal (money is exact).
+def _figure(field: str, expected: str, currency: str, *, weight: float = 3.0) -> AnswerCheck:
+    """A gate: the answer's ``values.<field>`` equals ``expected`` as a Decimal (money is exact), in ``currency`` (the
+    same figure labelled with another currency is another amount).
 
     Why a gate: a look-up's figure is the whole task; reading the right record and reporting another number
     is no partial success.
     """
-    return AnswerCheck(name=f"answer gives {field}", field=f"values.{field}", expect=number(expected), weight=weight, gate=True)
+    return AnswerCheck(name=f"answer gives {field}", field=f"values.{field}", expect=number(expected, currency=currency), weight=weight,
+                       gate=True)
 
 
 def _status(expected: str) -> AnswerCheck:
@@ -140,9 +145,8 @@ def available_balance(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"{available} {cur} is available to spend now.", available=available)],
         outcome=completed(),
         rubric=[
-            _figure("available", available),
-            looked_up("read the account", {"tool": "list_accounts", "args": {"customer_id": cid}},
-                      {"tool": "get_account", "args": {"account_id": acc}}),
+            _figure("available", available, cur),
+            account_seen("saw the account's available balance", acc, "available_balance", weight=1),
         ],
         negatives=[
             negative("ledger_balance", "answers the ledger balance, ignoring holds, pending debits and overdraft",
@@ -173,7 +177,7 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
         ORDER BY a.account_id""", category, start, end)), f"checking account with {category} spending in {month}")
     customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", account["customer_id"])
     cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
-    plant_card_charge(world, rng, account, category, start, end)
+    planted = plant_card_charge(world, rng, account, category, start, end)
 
     def spent(cat: str | None, lo: str, hi: str) -> str:
         clause = "AND category = ?" if cat else ""
@@ -197,9 +201,9 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"{total} {cur} spent on {category} in {label}.", total=total)],
         outcome=completed(),
         rubric=[
-            _figure("total", total),
-            looked_up("searched the ledger", {"tool": "search_transactions", "args": {"account_id": acc}},
-                      {"tool": "search_transactions", "args": {"customer_id": cid}}),
+            _figure("total", total, cur),
+            # the month's charges were listed: this world's own charge among them (a total from memory never saw it)
+            seen("saw the month's charges in the category", "transactions", planted, "amount", weight=1),
         ],
         negatives=[
             negative("other_month", f"answers the {category} total of another month",
@@ -251,8 +255,8 @@ def position_value(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"The {symbol} position is worth {value} {cur}.", market_value=value)],
         outcome=completed(),
         rubric=[
-            _figure("market_value", value),
-            looked_up("read the positions", {"tool": "get_positions", "args": {"account_id": acc}}),
+            _figure("market_value", value, cur),
+            account_seen("saw the account's holdings", acc, "positions", weight=1),
         ],
         negatives=[
             negative("cost_basis", "answers the position's cost (quantity × average cost) instead of its market value",
@@ -285,8 +289,8 @@ def portfolio_total(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"Total value {total} {cur} (holdings {holdings} plus cash).", total=total)],
         outcome=completed(),
         rubric=[
-            _figure("total", total),
-            looked_up("read the positions", {"tool": "get_positions", "args": {"account_id": acc}}),
+            _figure("total", total, cur),
+            account_seen("saw the account's cash and holdings", acc, "positions", "balance", weight=1),
         ],
         negatives=[
             negative("holdings_only", "answers the holdings' market value, leaving out the cash",
@@ -334,9 +338,10 @@ def pending_wire_status(world: World, rng: random.Random) -> TaskDraft:
         rubric=[
             never("approve_transfer", "no approval recorded"),
             never("reject_transfer", "no rejection recorded"),
-            looked_up("read the wire", {"tool": "get_transfer", "args": {"transfer_id": trf}}),
+            # the wire itself, or its debit on the ledger (pending, posted or reversed as the wire's fate), shows its status
+            seen("saw the wire's status", "transfers", trf, "status", also=[fact("transactions", wire_debit(world, trf), "status")]),
             _status(status),
-            _figure("reserved", reserved, weight=2),
+            _figure("reserved", reserved, cur, weight=2),
         ],
         negatives=_wire_negatives(status, cid, trf, name, amount, reserved, cur),
         metadata={"customer_id": cid, "account_id": acc, "transfer_id": trf, "status": status, "reserved": reserved},
