@@ -26,6 +26,7 @@ from envs.finance.tasks._common import (
     caller,
     customer_of,
     find_customer,
+    full_name,
     identity_refused,
     money,
     named_customer_ids,
@@ -156,7 +157,8 @@ def kyc_expired_wire(world: World, rng: random.Random) -> TaskDraft:
     draft = wire_refused(req, prompt, "kyc_not_verified", f"the customer's KYC review is {state_word}, and external wires need a "
                          "current KYC review; once the review is completed the wire can go",
                          seen("saw the customer's KYC status", "customers", req.cid, "kyc_status", weight=2),
-                         read_call=call("get_customer", customer_id=req.cid), extra_negatives=(
+                         # the search by name already lists the customer with their KYC status: it is the deciding read
+                         read_call=call("search_customers", query=full_name(req.customer)), extra_negatives=(
                              negative("no_answer", "notes the request but never tells the customer", call("get_customer", customer_id=req.cid),
                                       call("add_note", customer_id=req.cid, body="Wire requested; KYC not current.", category="service")),))
     return draft.model_copy(update={"metadata": {**draft.metadata, "kyc": which}})

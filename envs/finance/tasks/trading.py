@@ -22,6 +22,7 @@ from envs.finance.tasks._common import (
     answer,
     caller,
     find_customer,
+    full_name,
     money,
     need,
     never,
@@ -80,8 +81,10 @@ def _suitability_refusal(customer: dict[str, Any], symbol: str) -> list[ToolCall
 
 
 def _kyc_refusal(customer: dict[str, Any]) -> list[ToolCall]:
-    """The oracle of a purchase by a customer whose KYC lapsed: read the profile (KYC status), then decline."""
-    return [find_customer(customer), verify(customer, optional=True), call("get_customer", customer_id=customer["customer_id"]),
+    """The oracle of a purchase by a customer whose KYC lapsed: find them by name (the hit shows the KYC status), then
+    decline; reading the profile as well is allowed, not needed."""
+    return [call("search_customers", query=full_name(customer)), verify(customer, optional=True),
+            optional_call("get_customer", customer_id=customer["customer_id"]),
             refusal("kyc_not_verified", "The customer's KYC review has expired; no securities can be bought until it is renewed.")]
 
 
