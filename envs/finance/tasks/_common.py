@@ -349,8 +349,7 @@ def stated_digits(rng: random.Random, customer: dict[str, Any], wrong: bool) -> 
     return other_digits(rng, customer["id_last4"]) if wrong else customer["id_last4"]
 
 
-def identity_refused(customer: dict[str, Any], stated: str, prompt: str, action: ToolCall, *, metadata: dict[str, Any],
-                     lookups: list[ToolCall] | None = None) -> TaskDraft:
+def identity_refused(customer: dict[str, Any], stated: str, prompt: str, action: ToolCall, *, metadata: dict[str, Any]) -> TaskDraft:
     """The twin of a caller's request in which the ID digits they state do not match the record: verify with what they
     said, do nothing sensitive, decline (``identity_not_verified``).
 
@@ -364,7 +363,7 @@ def identity_refused(customer: dict[str, Any], stated: str, prompt: str, action:
                                                "request; they can try again with the right details or visit a branch with photo ID.")
     return TaskDraft(
         prompt=prompt,
-        oracle=[*(lookups or [find_customer(customer)]), check, decline],
+        oracle=[find_customer(customer), check, decline],
         outcome=refused("identity_not_verified"),
         rubric=[
             ToolCalled(name="checked the caller's answers", tool="verify_identity", args={"customer_id": cid, "id_last4": stated},

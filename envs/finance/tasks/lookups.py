@@ -326,13 +326,14 @@ def pending_wire_status(world: World, rng: random.Random) -> TaskDraft:
         decide_wire(world, rng, trf, account, status, at)
     held_back = amount + 2_500 if status == "pending_approval" else 0
     reserved = money(held_back, cur)
-    # the ledger rows of the wire carry its transfer id; the transfer itself holds the status the answer reports
-    find_wire = optional_call("search_transactions", customer_id=cid, merchant=name)
+
     return TaskDraft(
         prompt=(f"{_asks(customer)} asks whether their wire to {name} has gone out yet, and how much of their balance it is "
                 "still holding back, fees included. Reply with submit_answer: values.status (the wire's status) and "
                 "values.reserved (the total it still holds back)."),
-        oracle=[find_customer(customer), find_wire, call("get_transfer", transfer_id=trf),
+        # the ledger rows of the wire carry its transfer id (and show its fate too): the oracle reads the transfer itself,
+        # whose status is the answer's vocabulary
+        oracle=[find_customer(customer), call("get_transfer", transfer_id=trf),
                 answer(f"The wire {trf} to {name} is {status}; {reserved} {cur} is held back.", status=status, reserved=reserved)],
         outcome=completed(),
         rubric=[

@@ -81,10 +81,9 @@ def _suitability_refusal(customer: dict[str, Any], symbol: str) -> list[ToolCall
 
 
 def _kyc_refusal(customer: dict[str, Any]) -> list[ToolCall]:
-    """The oracle of a purchase by a customer whose KYC lapsed: find them by name (the hit shows the KYC status), then
-    decline; reading the profile as well is allowed, not needed."""
+    """The oracle of a purchase by a customer whose KYC lapsed: find them by name (the hit shows the KYC status: the one
+    read the refusal needs), then decline."""
     return [call("search_customers", query=full_name(customer)), verify(customer, optional=True),
-            optional_call("get_customer", customer_id=customer["customer_id"]),
             refusal("kyc_not_verified", "The customer's KYC review has expired; no securities can be bought until it is renewed.")]
 
 

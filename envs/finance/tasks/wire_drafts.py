@@ -77,16 +77,18 @@ def wire_sent(world: World, req: WireRequest, prompt: str, *, twin_code: str, ve
     )
 
 
-def wire_refused(req: WireRequest, prompt: str, code: str, why: str, gate: Seen, *, read_call: ToolCall,
+def wire_refused(req: WireRequest, prompt: str, code: str, why: str, gate: Seen, *, read_call: ToolCall, also_shown_by: tuple[str, ...] = (),
                   verification: ToolCall | None = None, extra_negatives: tuple[Any, ...] = ()) -> TaskDraft:
     """The refusal twin of a wire template: read the deciding record, send nothing, refuse with the policy's code.
 
     The refusal is gated on having seen the deciding fact (``gate``: the account's limits, its available balance, the
     payee's verification, the customer's KYC), whatever read showed it: a refusal given without looking is a guess
-    from the template, whatever it says.
+    from the template, whatever it says. ``read_call`` is the oracle's one read that shows it; the optional look-ups
+    that would show it too (``also_shown_by``: the account list shows the available balance) are left out of the
+    oracle, so the check can prove that read required.
     """
     verified = verification or verify(req.customer, optional=True)  # a cautious agent verifies first: allowed, not needed
-    lookups = [c for c in req.lookups() if c.tool != read_call.tool]  # the read the oracle decides on is its one required read
+    lookups = [c for c in req.lookups() if c.tool != read_call.tool and c.tool not in also_shown_by]
     return TaskDraft(
         prompt=prompt,
         oracle=[*lookups, verified, read_call,

@@ -114,7 +114,7 @@ def small_wire(world: World, rng: random.Random) -> TaskDraft:
                             read_call=call("get_account", account_id=req.acc))
     return wire_refused(req, prompt, "insufficient_funds", "the available balance does not cover the amount plus the 25.00 wire fee",
                         account_seen("saw the account's available balance", req.acc, "available_balance"),
-                        read_call=call("get_account", account_id=req.acc))
+                        read_call=call("get_account", account_id=req.acc), also_shown_by=("list_accounts",))
 
 
 # -- large_wire: the amount decides the status, an earlier wire the limit ------------------------------------------------

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from envs.finance.tools.accounts import (
-    close_account,
-    freeze_account,
-    get_account,
-    list_accounts,
-    place_hold,
-    release_hold,
-)
+from envs.finance.tools.accounts import close_account, freeze_account, get_account, list_accounts, place_hold, release_hold
 from envs.finance.tools.answer import submit_answer
 from envs.finance.tools.approvals import approve_transfer, get_transfer, list_pending_approvals, reject_transfer
 from envs.finance.tools.cards import freeze_card, list_cards, list_disputes, open_dispute, unfreeze_card
 from envs.finance.tools.compliance import close_alert, escalate_alert, list_alerts
 from envs.finance.tools.customers import add_note, get_customer, list_notes, search_customers, verify_identity
 from envs.finance.tools.payments import add_payee, list_payees, send_wire, transfer_internal
-from envs.finance.tools.trading import (
-    convert_currency,
-    get_fx_rate,
-    get_positions,
-    get_quote,
-    list_instruments,
-    place_order,
-)
+from envs.finance.tools.trading import convert_currency, get_fx_rate, get_positions, get_quote, list_instruments, place_order
 from envs.finance.tools.transactions import get_transaction, search_transactions
 
 __all__ = ["TOOLS"]
