@@ -163,13 +163,14 @@ def balance_is(account_id: str, minor: int, *, weight: float = 2.0, name: str | 
                  gate=gate, name=name or f"balance of {account_id}")
 
 
-def value_is(field: str, expected: str, currency: str | None, *, weight: float = 2.0, name: str | None = None,
+def value_is(field: str, expected: str, currency: str | None = None, *, weight: float = 2.0, name: str | None = None,
              gate: bool = True) -> AnswerCheck:
     """A gate: the answer's ``values.<field>`` equals ``expected`` as a Decimal (tolerance 0: money is exact).
 
     ``currency``: the currency the figure is in (a money figure labelled with another currency fails, as a customer
-    told "4.37" in the wrong currency would be misled); None only for a count (units of a fund). A gate because the
-    policy says so: a figure the task asks for that no tool gave is a wrong answer, whatever else was right.
+    told "4.37" in the wrong currency would be misled); every finance template gives it for money and leaves it out
+    only for a count (units of a fund) — tests/envs/finance/test_credit.py holds them to it. A gate because the policy
+    says so: a figure the task asks for that no tool gave is a wrong answer, whatever else was right.
     """
     return AnswerCheck(name=name or f"answer gives {field}", field=f"values.{field}", expect=number(expected, currency=currency),
                        weight=weight, gate=gate)
