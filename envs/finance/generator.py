@@ -547,6 +547,60 @@ class _Builder:
         for account in self.rows["accounts"]:
             account["balance_minor"] = self.balance.get(account["account_id"], 0)
 
+    def keep_timeline(self) -> None:
+        """Move each record's beginning back to its first trace, so nothing happens before its subject exists.
+
+        The simulation draws an account's opening, a card's issue and a customer's first day independently of the
+        streams that use them (a wealth client's wires from the start of the history, a card used from the account's
+        first day), so about one customer in seven had a ledger older than their account, a card used before it was
+        issued, or a note older than their relationship. A task that plants a story beside such a record tells one a
+        careful agent cannot trust, and ``toolgym check`` lints timelines (``Environment.timeline``). Only dates move,
+        and only earlier: an account opens no later than its first ledger row, transfer, hold, order, alert or the
+        internal payee that pays it; a card is issued no later than its first use or dispute; a customer joins no
+        later than their first account, card, payee, note, alert, verification or dispute. No random draw changes,
+        so every other fact of the fixture stays as it was.
+        """
+        first: dict[tuple[str, str], str] = {}
+
+        def trace(table: str, key: str | None, when: str | None) -> None:
+            if key is None or when is None:
+                return
+            day = when[:10]
+            if day < first.get((table, key), "9999-12-31"):
+                first[(table, key)] = day
+
+        rows = self.rows
+        for txn in rows["transactions"]:
+            trace("accounts", txn["account_id"], txn["txn_date"])
+            trace("cards", txn["card_id"], txn["txn_date"])
+        for transfer in rows["transfers"]:
+            trace("accounts", transfer["from_account_id"], transfer["requested_at"])
+            trace("accounts", transfer["to_account_id"], transfer["requested_at"])
+        for hold in rows["holds"]:
+            trace("accounts", hold["account_id"], hold["placed_at"])
+        for order in rows["orders"]:
+            trace("accounts", order["account_id"], order["placed_at"])
+        for alert in rows["compliance_alerts"]:
+            trace("accounts", alert["account_id"], alert["created_at"])
+            trace("customers", alert["customer_id"], alert["created_at"])
+        for payee in rows["payees"]:
+            trace("accounts", payee["internal_account_id"], payee["added_on"])
+            trace("customers", payee["customer_id"], payee["added_on"])
+        for dispute in rows["disputes"]:
+            trace("cards", dispute["card_id"], dispute["opened_on"])
+            trace("customers", dispute["customer_id"], dispute["opened_on"])
+        for table, column in (("notes", "created_at"), ("verifications", "verified_at")):
+            for row in rows[table]:
+                trace("customers", row["customer_id"], row[column])
+        for account in rows["accounts"]:
+            account["opened_on"] = min(account["opened_on"], first.get(("accounts", account["account_id"]), "9999-12-31"))
+            trace("customers", account["customer_id"], account["opened_on"])
+        for card in rows["cards"]:
+            card["issued_on"] = min(card["issued_on"], first.get(("cards", card["card_id"]), "9999-12-31"))
+            trace("customers", card["customer_id"], card["issued_on"])
+        for customer in rows["customers"]:
+            customer["customer_since"] = min(customer["customer_since"], first.get(("customers", customer["customer_id"]), "9999-12-31"))
+
     def write(self, db: sqlite_utils.Database) -> None:
         # executemany with named parameters: ~10x faster than sqlite-utils' insert_all on 35k rows, and a
         # row missing a column fails loudly; the rows' private "_" keys are simply not bound
@@ -572,4 +626,5 @@ def generate(db: sqlite_utils.Database, rng: random.Random, scale: int) -> None:
     builder.back_office()
     builder.pending_wires()
     builder.finish()
+    builder.keep_timeline()
     builder.write(db)

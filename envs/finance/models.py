@@ -389,7 +389,7 @@ class Position(_Model):
     unrealized_pl: str = _f("market_value - quantity x avg_cost")
 
 
-@row_view("accounts", "account_id")
+@row_view("accounts", "account_id", names={"cash": "balance", "available_cash": "available_balance"})
 class Positions(_Model):
     """A brokerage account's cash and holdings."""
 

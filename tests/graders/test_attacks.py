@@ -13,7 +13,7 @@ from graders.adversary import Played, build_vocabulary, play_calls, run_attack
 from graders.attacks import ATTACK_CLASSES, Attack, Vocabulary, generate_attacks, optional_step_checks, split_oracle, stuffed_answers
 from graders.effects import same_effects
 from graders.perturb import argument_perturbations, shift_decimal, value_perturbations
-from graders.tasks import TaskInstance, optional_call
+from graders.tasks import TaskInstance, call, optional_call
 from servers.episodes import EpisodeManager
 from tests.graders.finance_runs import instance, studied_seed
 
@@ -171,13 +171,15 @@ async def test_an_over_action_counts_only_when_its_write_changed_the_world() -> 
     work, final = split_oracle(task, ANSWER)
     assert final is not None
     dispute = next(step for step in work if step.tool == "open_dispute")
-    note = next(step for step in work if step.tool == "add_note")
+    # a write that changes the world where the oracle does not (a note on file is bookkeeping in finance: never effective)
+    account = next(step for step in work if step.tool == "search_transactions").arguments["account_id"]
+    freeze = call("freeze_account", account_id=account, reason="Precaution after the lost card")
     async with attacker() as manager:
         oracle = await oracle_of(manager, task)
         refused = Attack("over_action", "disputes a charge again", (*work, dispute, final), rule="if_effective", injected=(len(work),))
         outcome = await run_attack(manager, "lost_card_fraud", studied_seed("lost_card_fraud"), refused, oracle)
         assert not outcome.counted and outcome.grade.passed  # already_disputed: it harmed nothing, so it need not fail
-        effective = Attack("over_action", "notes it again", (*work, note, final), rule="if_effective", injected=(len(work),))
+        effective = Attack("over_action", "freezes the account too", (*work, freeze, final), rule="if_effective", injected=(len(work),))
         outcome = await run_attack(manager, "lost_card_fraud", studied_seed("lost_card_fraud"), effective, oracle)
         assert outcome.counted and not outcome.grade.passed and outcome.grade.score == 0.0
 

@@ -17,11 +17,11 @@ What several of them share lives in modules of its own (no template module impor
 
 | module | what it holds (used by) |
 |---|---|
-| _common | what every template uses: the world's staff and clock, picking rows, the standard calls (verify, answer, refusal) and criteria, planting ledger rows, notes, payees, pending wires and alerts, naming a customer as a person would |
+| _common | what every template uses: the world's staff and clock, picking rows, the standard calls (verify, answer, refusal) and criteria (a gate on what was seen, an asked figure in its currency), planting ledger rows, notes, payees, pending wires and alerts, naming a customer as a person would (one whose records keep their timeline), the twin in which the caller's ID digits do not match |
 | customer_setup | a fresh customer per instance with accounts, cards, cheque holds, freezes, payees and an earlier wire; amounts drawn around a balance (payments, accounts, fx, injection) |
 | wire_setup | the customer's wire request, the accounts and payees it involves, amounts around the USD threshold, an earlier wire today, a pending debit, a wire in the approvals queue (wires, refusals, injection) |
 | wire_drafts | the twins a wire request or an approval ends in: sent or refused, recorded or refused (wires, refusals) |
-| charge_setup | card accounts and charges, a planted duplicate or open dispute, the gate that the deciding charge was read (reconciliation, multistep) |
+| charge_setup | card accounts (with a card issued before the story) and charges, a planted duplicate or open dispute, the gate that the deciding charge was seen (reconciliation, multistep) |
 | wealth_setup | a wealth client with cash and holdings, the facts a trade turns on (risk profile, KYC, cash, freeze), last closes (trading, multistep) |
 | lookup_setup | the figures a look-up asks about: a held cheque, a card authorisation, a charge in a month, a decided wire (lookups) |
 | checks | custom rubric checks (``CustomCheck``) for what the built-in criteria cannot say |

@@ -21,13 +21,14 @@ import string
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from envs.finance.catalog import NOW, TODAY
+from envs.finance.catalog import NOW, OPENING_DAY, TODAY
 from envs.finance.ledger import next_world_id as next_id
 from fixtures.money import format_minor
 from fixtures.world import World
-from graders.criteria import AnswerCheck, AnyToolCalled, StateCheck, ToolNotCalled, number, state
+from graders.criteria import AnswerCheck, Seen, StateCheck, ToolCalled, ToolNotCalled, fact, number, seen, state
+from graders.outcome import refused
 from graders.setup import need, one, pick, rows
-from graders.tasks import ToolCall, call, optional_call
+from graders.tasks import TaskDraft, ToolCall, call, negative, optional_call
 from graders.tasks import answer_call as answer
 from graders.tasks import refusal_call as refusal
 
@@ -57,8 +58,9 @@ __all__ = [
     "balance_is",
     "value_is",
     "status_is",
-    "looked_up",
-    "accounts_read",
+    "seen",
+    "fact",
+    "account_seen",
     "never",
     "optional_call",
     "plant_txn",
@@ -71,6 +73,8 @@ __all__ = [
     "named_customer_ids",
     "find_customer",
     "other_digits",
+    "stated_digits",
+    "identity_refused",
 ]
 
 AGENT = "STF-0100"
@@ -159,9 +163,17 @@ def balance_is(account_id: str, minor: int, *, weight: float = 2.0, name: str | 
                  gate=gate, name=name or f"balance of {account_id}")
 
 
-def value_is(field: str, expected: str, *, weight: float = 2.0, name: str | None = None) -> AnswerCheck:
-    """The answer's ``values.<field>`` equals ``expected`` as a Decimal (tolerance 0: money is exact)."""
-    return AnswerCheck(name=name or f"answer gives {field}", field=f"values.{field}", expect=number(expected), weight=weight)
+def value_is(field: str, expected: str, currency: str | None = None, *, weight: float = 2.0, name: str | None = None,
+             gate: bool = True) -> AnswerCheck:
+    """A gate: the answer's ``values.<field>`` equals ``expected`` as a Decimal (tolerance 0: money is exact).
+
+    ``currency``: the currency the figure is in (a money figure labelled with another currency fails, as a customer
+    told "4.37" in the wrong currency would be misled); every finance template gives it for money and leaves it out
+    only for a count (units of a fund) — tests/envs/finance/test_credit.py holds them to it. A gate because the policy
+    says so: a figure the task asks for that no tool gave is a wrong answer, whatever else was right.
+    """
+    return AnswerCheck(name=name or f"answer gives {field}", field=f"values.{field}", expect=number(expected, currency=currency),
+                       weight=weight, gate=gate)
 
 
 def status_is(expected: str, *, weight: float = 1.0) -> AnswerCheck:
@@ -169,21 +181,14 @@ def status_is(expected: str, *, weight: float = 1.0) -> AnswerCheck:
     return AnswerCheck(name="answer gives the status", field="values.status", expect=expected, weight=weight)
 
 
-def looked_up(name: str, *patterns: dict[str, Any], weight: float = 1.0) -> AnyToolCalled:
-    """A gate: some successful call matches one of ``patterns`` (``{"tool": ..., "args": {...}}``).
+def account_seen(name: str, account_id: str, *fields: str, weight: float = 2.0, before: Any = None) -> Seen:
+    """A gate: the account's ``fields`` (its ``status``, ``available_balance``, ``daily_limits``...) were shown before the
+    decision, by whichever tool showed them (the customer's account list, the account itself, the brokerage view).
 
-    Why a gate: an answer is only evidence when the agent read the data that justifies it; a figure or a
-    refusal given without the look-up is a guess (or a peek), whatever it says.
+    Why a gate on what was seen rather than on a tool: a decision is only evidence of work when the agent read the
+    fact that justifies it; which read showed the fact is the agent's choice.
     """
-    return AnyToolCalled(name=name, patterns=list(patterns), weight=weight, gate=True)
-
-
-def accounts_read(name: str, customer_id: str, *account_ids: str, weight: float = 1.0) -> AnyToolCalled:
-    """A gate: the customer's accounts were read (``list_accounts`` of this customer, or ``get_account`` of one of
-    ``account_ids``) — the record whose balance or status justifies the decision."""
-    patterns = [{"tool": "list_accounts", "args": {"customer_id": customer_id}}]
-    patterns += [{"tool": "get_account", "args": {"account_id": account_id}} for account_id in account_ids]
-    return looked_up(name, *patterns, weight=weight)
+    return seen(name, "accounts", account_id, *fields, weight=weight, before=before)
 
 
 def never(tool: str, name: str, *, gate: bool = True, **args: Any) -> ToolNotCalled:
@@ -246,7 +251,10 @@ def plant_note(world: World, customer_id: str, body: str, *, category: str, auth
 
 def plant_payee(world: World, customer_id: str, name: str, *, currency: str, verified: bool, added_on: date,
                 bank: str = "Chase Bank", number_: str = "4410927735", routing: str = "021000021") -> str:
-    """An external payee of a customer."""
+    """An external payee of a customer, added on ``added_on`` — or on the day they joined, if that is later (nobody
+    registers a payee before becoming a customer)."""
+    since = date.fromisoformat(one(world, "SELECT customer_since FROM customers WHERE customer_id = ?", customer_id)["customer_since"])
+    added_on = max(added_on, since)
     payee_id = next_id(world, "payees")
     world.execute(
         "INSERT INTO payees (payee_id, customer_id, kind, name, bank_name, account_number, routing_code, internal_account_id, "
@@ -297,15 +305,35 @@ _NAMED_ALONE_SQL = """
               OR o.last_name || ' ' || o.first_name LIKE '%' || c.first_name || ' ' || c.last_name || '%') = 1
     ORDER BY c.customer_id"""
 
+_IN_TIME_SQL = """
+    SELECT c.customer_id FROM customers c
+    WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.customer_id = c.customer_id AND (a.opened_on > ? OR a.opened_on < c.customer_since))
+      AND NOT EXISTS (SELECT 1 FROM cards k JOIN transactions t ON t.card_id = k.card_id
+                      WHERE k.customer_id = c.customer_id AND t.txn_date < k.issued_on)
+      AND NOT EXISTS (SELECT 1 FROM payees p WHERE p.customer_id = c.customer_id AND p.added_on < c.customer_since)
+      AND NOT EXISTS (SELECT 1 FROM payees p JOIN accounts a ON a.account_id = p.internal_account_id
+                      WHERE (p.customer_id = c.customer_id OR a.customer_id = c.customer_id) AND p.added_on < a.opened_on)
+      AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.customer_id = c.customer_id AND substr(n.created_at, 1, 10) < c.customer_since)
+    ORDER BY c.customer_id"""
+"""Customers whose records keep their timeline: every account opened after they joined and before the six months of
+history began (so every ledger row, and every row a story plants in that window, comes after it), no card used before
+it was issued, no payee added before they joined or before the account it pays was opened, no note before they joined."""
+
 
 def named_customer_ids(world: World) -> set[str]:
-    """Customers whom ``search_customers`` finds alone by their full name (``First Last``).
+    """Customers whom ``search_customers`` finds alone by their full name (``First Last``), and whose records keep
+    their timeline (``_IN_TIME_SQL``).
 
     Why: a prompt names the customer as a person would (the name, plus what they state), never by the
     customer id the oracle's calls need; the name must then lead to exactly one customer, or the task would
-    be ambiguous. Call it before planting (on the untouched world the query is memoised).
+    be ambiguous. And a story told about a customer plants rows beside theirs (a charge, a freeze, a dispute): a
+    record that already contradicts itself (a card used before it was issued, an account whose ledger starts
+    before it was opened) makes the story one a careful agent cannot trust. Call it before planting (on the
+    untouched world the query is memoised).
     """
-    return {r["customer_id"] for r in rows(world, _NAMED_ALONE_SQL)}
+    alone = {r["customer_id"] for r in rows(world, _NAMED_ALONE_SQL)}
+    in_time = {r["customer_id"] for r in rows(world, _IN_TIME_SQL, OPENING_DAY.isoformat())}
+    return alone & in_time
 
 
 def find_customer(customer: dict[str, Any]) -> ToolCall:
@@ -315,6 +343,43 @@ def find_customer(customer: dict[str, Any]) -> ToolCall:
     the id, and an episode that skipped the search with the right id would be no worse.
     """
     return optional_call("search_customers", query=full_name(customer))
+
+
+def stated_digits(rng: random.Random, customer: dict[str, Any], wrong: bool) -> str:
+    """The ID digits the caller states: their own, or (``wrong``) four others (a misremembered ID, or an impostor)."""
+    return other_digits(rng, customer["id_last4"]) if wrong else customer["id_last4"]
+
+
+def identity_refused(customer: dict[str, Any], stated: str, prompt: str, action: ToolCall, *, metadata: dict[str, Any]) -> TaskDraft:
+    """The twin of a caller's request in which the ID digits they state do not match the record: verify with what they
+    said, do nothing sensitive, decline (``identity_not_verified``).
+
+    Why a twin of many requests: every sensitive action needs the caller verified (policy section 2), the prompt reads
+    the same in every case but for the digits, and only ``verify_identity`` tells — so a policy that declares a
+    refusal without checking earns nothing, and one that acts without checking is caught.
+    """
+    cid = customer["customer_id"]
+    check = verify(customer, last4=stated)
+    decline = refusal("identity_not_verified", "The caller's answers did not pass identity verification, so I did not act on the "
+                                               "request; they can try again with the right details or visit a branch with photo ID.")
+    return TaskDraft(
+        prompt=prompt,
+        oracle=[find_customer(customer), check, decline],
+        outcome=refused("identity_not_verified"),
+        rubric=[
+            ToolCalled(name="checked the caller's answers", tool="verify_identity", args={"customer_id": cid, "id_last4": stated},
+                       weight=2, gate=True),
+            never(action.tool, "nothing done for an unverified caller"),
+        ],
+        negatives=[
+            negative("acts_anyway", "checks the caller's answers, then tries the request anyway", check, action,
+                     refusal("identity_not_verified", "The caller could not be verified.")),
+            negative("refuses_unchecked", "declines without checking the caller's answers",
+                     refusal("identity_not_verified", "The caller could not be verified.")),
+            negative("claims_done", "tells the caller it was done", answer("Done as requested.")),
+        ],
+        metadata={**metadata, "case": "wrong_digits", "stated_last4": stated},
+    )
 
 
 def other_digits(rng: Any, real: str) -> str:

@@ -15,13 +15,13 @@ from datetime import timedelta
 from envs.finance.tasks._common import (
     NOW,
     TODAY,
-    accounts_read,
+    account_seen,
     answer,
     balance_is,
     caller,
+    fact,
     find_customer,
     full_name,
-    looked_up,
     money,
     never,
     one,
@@ -29,6 +29,7 @@ from envs.finance.tasks._common import (
     plant_audit,
     refusal,
     rows,
+    seen,
     stamp,
     value_is,
     verify,
@@ -66,7 +67,7 @@ def close_savings(world: World, rng: random.Random) -> TaskDraft:
     cheque = rng.randint(40, 1_000) * 500 + rng.choice([0, 0, 75, 1_250])
     pending = which == "pending_items"
     deposited = TODAY - timedelta(days=rng.randint(1, 4) if pending else rng.randint(9, 40))
-    plant_cheque_hold(world, rng, savings, deposited, cheque, released=not pending)
+    hold = plant_cheque_hold(world, rng, savings, deposited, cheque, released=not pending)
     if which == "account_frozen":
         plant_account_freeze(world, rng, sav)
     minor = savings["balance_minor"] + cheque  # the cheque has posted, on hold or not
@@ -87,7 +88,7 @@ def close_savings(world: World, rng: random.Random) -> TaskDraft:
                 state("SELECT status FROM accounts WHERE account_id = ?", sav, expect="closed", weight=3, name="savings account closed"),
                 balance_is(chk, checking["balance_minor"] + minor, name="whole savings balance moved to checking"),
                 state("SELECT status FROM accounts WHERE account_id = ?", chk, expect="open", gate=True, name="checking stays open"),
-                value_is("moved", amount, weight=1),
+                value_is("moved", amount, cur, weight=1),
             ],
             negatives=[
                 negative("moves_only", "moves the money but leaves the account open", verify(customer), move, answer("Done.", moved=amount)),
@@ -108,7 +109,9 @@ def close_savings(world: World, rng: random.Random) -> TaskDraft:
                 refusal(which, f"The savings account cannot be closed yet: {why}.")],
         outcome=refused(which),
         rubric=[
-            accounts_read("read the savings account", cid, sav, weight=2),
+            seen("saw the cheque's hold on the savings account", "holds", hold["hold_id"], "status",
+                 also=[fact("accounts", sav, "holds_total")]) if pending
+            else account_seen("saw that the savings account is frozen", sav, "status"),
             never("close_account", "no closure attempted"),
             never("transfer_internal", "no money moved or attempted", gate=True),
         ],
@@ -219,7 +222,7 @@ def release_cleared_hold(world: World, rng: random.Random) -> TaskDraft:
                                              "only be released with a compliance officer's approval, whatever the clearing status.")],
         outcome=refused("approval_required"),
         rubric=[
-            looked_up("read the account's holds", {"tool": "get_account", "args": {"account_id": acc}}, weight=2),
+            seen("saw that the cheque's hold is a compliance hold", "holds", hold_id, "kind", weight=2),
             never("release_hold", "no hold released or release attempted"),
         ],
         negatives=[
@@ -308,12 +311,12 @@ def unfreeze_card(world: World, rng: random.Random) -> TaskDraft:
             metadata=metadata,
         )
     if which == "account_frozen":
-        read = accounts_read("read the linked account's status", cid, acc, weight=2)
+        read = account_seen("saw that the linked account is frozen", acc, "status")
         lookup = call("list_accounts", customer_id=cid)
         looks = [optional_call("list_cards", customer_id=cid), lookup]
         why = "the account it is linked to has been frozen by compliance, and only an open account's card can be unfrozen"
     else:
-        read = looked_up("read the card's status", {"tool": "list_cards", "args": {"customer_id": cid}}, weight=2)
+        read = seen("saw that the card is cancelled", "cards", card_id, "status", weight=2)
         lookup = call("list_cards", customer_id=cid)
         looks = [lookup]
         why = "it was reported lost and cancelled, and a cancelled card cannot be reactivated; the replacement card is the one to use"

@@ -1,13 +1,12 @@
 """Card charges for the reconciliation stories: the accounts and charges a story may pick, the merchants and
 network references a planted charge carries, planting a duplicate charge or an open dispute, and the gate that
-the deciding charge was read — bound to its merchant, so another instance's read of the same customer does not
-count. Used by the reconciliation and multistep templates.
+the deciding charge was seen — its row, by whichever read showed it (the ledger searched by merchant or by
+date, the whole ledger, the charge itself). Used by the reconciliation and multistep templates.
 """
 
 from __future__ import annotations
 
 import random
-import re
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -15,7 +14,6 @@ from envs.finance.catalog import FOREIGN_MERCHANTS
 from envs.finance.tasks._common import (
     NOW,
     TODAY,
-    looked_up,
     money,
     named_customer_ids,
     next_id,
@@ -26,14 +24,12 @@ from envs.finance.tasks._common import (
     stamp,
 )
 from fixtures.world import World
-from graders.criteria import AnyToolCalled, absent, regex
-from graders.criteria.matchers import Regex
+from graders.criteria import Fact, Seen, seen
 
 __all__ = [
     "card_accounts",
-    "charge_read",
+    "charge_seen",
     "foreign_shop",
-    "merchant_words",
     "morning_after",
     "plant_duplicate",
     "plant_open_dispute",
@@ -61,18 +57,19 @@ def foreign_shop(rng: random.Random, customer: dict[str, Any], *, besides: str |
     return shops[rng.randrange(len(shops))]
 
 
-def card_accounts(world: World) -> list[dict[str, Any]]:
-    """Open checking accounts of customers a name search finds alone, whose owner has exactly one active card
-    and no open alert or open dispute (so a planted charge, alert or dispute is the only one of its kind)."""
+def card_accounts(world: World, issued_before: date) -> list[dict[str, Any]]:
+    """Open checking accounts of customers a name search finds alone, whose owner has exactly one active card, issued
+    before ``issued_before`` (the first day a story's planted charges or freeze happen: nothing happens on a card before
+    it exists), and no open alert or open dispute (so a planted charge, alert or dispute is the only one of its kind)."""
     named = named_customer_ids(world)
     found = rows(world, """
-        SELECT a.*, c.card_id FROM accounts a JOIN cards c ON c.account_id = a.account_id AND c.status = 'active'
+        SELECT a.*, c.card_id, c.issued_on FROM accounts a JOIN cards c ON c.account_id = a.account_id AND c.status = 'active'
         WHERE a.type = 'checking' AND a.status = 'open' AND a.balance_minor >= 200000
           AND (SELECT count(*) FROM cards k WHERE k.customer_id = a.customer_id AND k.status = 'active') = 1
           AND NOT EXISTS (SELECT 1 FROM compliance_alerts al WHERE al.customer_id = a.customer_id AND al.status != 'closed')
           AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.customer_id = a.customer_id AND d.status = 'open')
         ORDER BY a.account_id""")
-    return [a for a in found if a["customer_id"] in named]
+    return [a for a in found if a["customer_id"] in named and a["issued_on"] < issued_before.isoformat()]
 
 
 def recent_card_charges(world: World, posted_from: date, posted_to: date, *, min_minor: int = 1_000) -> list[dict]:
@@ -119,26 +116,15 @@ def plant_open_dispute(world: World, rng: random.Random, txn_id: str, card: str,
     return dispute_id
 
 
-# -- the read that names a charge ----------------------------------------------------------------------------
-
-_GENERIC_WORDS = {"online", "store", "shop", "the", "and", "company", "market", "trading", "express", "outlet", "digital"}
+# -- the read that shows a charge -----------------------------------------------------------------------------
 
 
-def merchant_words(merchant: str) -> Regex:
-    """A search text naming ``merchant``: any text holding one of its distinctive words (case-insensitive).
+def charge_seen(name: str, txn_id: str, *fields: str, weight: float = 2.0, before: Any = "submit_answer",
+                also: list[Fact] | None = None) -> Seen:
+    """Gate: the charge that decides the case was shown with ``fields`` (its status, posting date, dispute...) before
+    the decision — by the customer's or the account's ledger searched any way that lists it, or by the charge itself.
 
-    Why: a look-up gate bound to the customer alone is met by another instance's oracle for the same customer
-    (a replay); bound to the merchant too, only a read of this charge's merchant (or of the whole ledger) counts.
+    By default the decision is the final answer: a protective act (a freeze, an escalation, a note) may come before
+    the read, and what the charge shows decides what the agent declines or reports.
     """
-    words = [w for w in re.split(r"[^\w]+", merchant.lower()) if len(w) >= 3 and w not in _GENERIC_WORDS] or [merchant.lower()]
-    return regex("(?is).*(" + "|".join(re.escape(w) for w in words) + ").*")
-
-
-def charge_read(name: str, customer_id: str, account_id: str, txn_id: str, merchant: str, *, weight: float = 2.0) -> AnyToolCalled:
-    """Gate: the agent read the charge that decides the case — its customer's or account's ledger searched for its
-    merchant or unfiltered, or the charge itself."""
-    patterns: list[dict[str, Any]] = []
-    for key, value in (("customer_id", customer_id), ("account_id", account_id)):
-        patterns.append({"tool": "search_transactions", "args": {key: value, "merchant": merchant_words(merchant)}})
-        patterns.append({"tool": "search_transactions", "args": {key: value, "merchant": absent()}})
-    return looked_up(name, *patterns, {"tool": "get_transaction", "args": {"txn_id": txn_id}}, weight=weight)
+    return seen(name, "transactions", txn_id, *fields, weight=weight, before=before, also=also)

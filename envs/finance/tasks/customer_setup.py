@@ -212,13 +212,17 @@ def plant_cheque_hold(world: World, rng: random.Random, account: dict[str, Any],
 
 
 def plant_internal_payee(world: World, rng: random.Random, customer_id: str, target: dict[str, Any]) -> str:
-    """Register ``target`` (another customer's open checking account) as an internal payee of ``customer_id``."""
+    """Register ``target`` (another customer's open checking account) as an internal payee of ``customer_id``, some
+    time after both the customer joined and the target account was opened."""
+    known = one(world, "SELECT max(c.customer_since, a.opened_on) AS d FROM customers c, accounts a WHERE c.customer_id = ? "
+                       "AND a.account_id = ?", customer_id, target["account_id"])["d"]
+    added = max(TODAY - timedelta(days=rng.randint(20, 900)), date.fromisoformat(known))
     payee_id = next_id(world, "payees")
     world.execute(
         "INSERT INTO payees (payee_id, customer_id, kind, name, bank_name, account_number, routing_code, internal_account_id, "
         "currency, verified, status, added_on) VALUES (?, ?, 'internal', ?, ?, ?, ?, ?, ?, 1, 'active', ?)",
         (payee_id, customer_id, target["name"], BANK_NAME, target["account_id"], BANK_BIC, target["account_id"], target["currency"],
-         (TODAY - timedelta(days=rng.randint(20, 900))).isoformat()))
+         added.isoformat()))
     return payee_id
 
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import random
 
 from envs.finance.tasks._common import (
-    accounts_read,
+    account_seen,
     answer,
     available_minor,
     balance_is,
     caller,
     find_customer,
     full_name,
-    looked_up,
+    identity_refused,
     money,
     need,
     never,
@@ -28,6 +28,8 @@ from envs.finance.tasks._common import (
     pick,
     refusal,
     rows,
+    seen,
+    stated_digits,
     value_is,
     verify,
 )
@@ -95,8 +97,8 @@ def fx_quote(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"{amount} {source} converts to {received} {target} at today's customer rate.", received=received)],
         outcome=completed(),
         rubric=[
-            value_is("received", received, weight=3),
-            looked_up("read the rate", {"tool": "get_fx_rate", "args": {"from_currency": source, "to_currency": target}}),
+            value_is("received", received, target, weight=3),
+            seen("saw today's rate", "fx_rates", (source, target), "customer_rate", weight=1),
         ],
         negatives=[
             negative("mid_rate", "quotes at the mid rate, forgetting the bank's spread",
@@ -113,7 +115,7 @@ def convert_between_accounts(world: World, rng: random.Random) -> TaskDraft:
     The world decides: on most seeds the source account has the amount available (convert, ``completed``); on
     others it has less (``insufficient_funds``) or compliance froze the target account (``account_frozen``).
     """
-    which = case(rng, {"ok": 6, "insufficient_funds": 3, "account_frozen": 1})
+    which = case(rng, {"ok": 6, "insufficient_funds": 2, "account_frozen": 2})
     minor = rng.randint(1, 150) * 10_000 - rng.choice([0, 4_500])  # 55.00 to 15,000.00
     # the source balance is drawn around the amount: short of it, or with room to convert it twice (a negative)
     pair = _plant_two_currencies(world, rng, around(rng, minor, 300, 950) if which == "insufficient_funds"
@@ -140,7 +142,7 @@ def convert_between_accounts(world: World, rng: random.Random) -> TaskDraft:
             rubric=[
                 balance_is(src, pair["a_balance"] - minor, name=f"{source} account debited"),
                 balance_is(dst, pair["b_balance"] + minor * rate // 1_000_000, name=f"{target} account credited at the customer rate"),
-                value_is("credited", credited, weight=1),
+                value_is("credited", credited, target, weight=1),
             ],
             negatives=[
                 negative("converts_twice", "runs the conversion twice", verify(customer), convert, convert,
@@ -161,7 +163,9 @@ def convert_between_accounts(world: World, rng: random.Random) -> TaskDraft:
                 refusal(which, f"I cannot convert {amount} {source}: {why}.")],
         outcome=refused(which),
         rubric=[
-            accounts_read("read the accounts' balance and status", cid, watched, weight=2),
+            account_seen(f"saw the {source} account's available balance" if which == "insufficient_funds"
+                         else f"saw that the {target} account is frozen", watched,
+                         "available_balance" if which == "insufficient_funds" else "status"),
             never("convert_currency", "no conversion made or attempted"),
         ],
         negatives=[
@@ -186,7 +190,7 @@ def _smallest_source(shortfall: int, rate: int) -> int:
 def fx_top_up(world: World, rng: random.Random) -> TaskDraft:
     """Convert the smallest amount that brings the other-currency account's available balance up to a target — if
     the source account can fund it (else ``insufficient_funds``; the world decides which)."""
-    which = case(rng, {"insufficient_funds": 3, "ok": 7})
+    which = case(rng, {"insufficient_funds": 2, "ok": 6, "wrong_digits": 2})
     shortfall = rng.randint(50, 1_200) * 100 + rng.randint(1, 99)  # in the target currency
     source_cur, target_cur = rng.sample(["USD", "EUR", "GBP"], 2)
     rate, mid = customer_rate(world, source_cur, target_cur)
@@ -196,17 +200,20 @@ def fx_top_up(world: World, rng: random.Random) -> TaskDraft:
                                  else around(rng, needed, 1_100, 6_000), currencies=(source_cur, target_cur))
     customer = pair["customer"]
     cid, src, dst, source, target = customer["customer_id"], pair["a_id"], pair["b_id"], pair["a_cur"], pair["b_cur"]
+    stated = stated_digits(rng, customer, which == "wrong_digits")
     goal = pair["b_avail"] + shortfall
     minor = needed
-    need((minor <= pair["a_avail"]) == (which == "ok"), f"{src} funds the top-up only in the compliant case")
+    need((minor <= pair["a_avail"]) == (which != "insufficient_funds"), f"{src} funds the top-up unless the case says it cannot")
     naive = -(-shortfall * 1_000_000 // mid)
     amount = money(minor, source)
-    prompt = (f"{caller(customer)} A payment is due from their {target} checking account and they need its available balance to be "
-              f"at least {money(goal, target)} {target}. Convert the smallest whole-cent amount of {source} from their {source} "
-              "checking account that gets it there, under the policy, and reply with submit_answer giving the "
+    prompt = (f"{caller(customer, last4=stated)} A payment is due from their {target} checking account and they need its available "
+              f"balance to be at least {money(goal, target)} {target}. Convert the smallest whole-cent amount of {source} from their "
+              f"{source} checking account that gets it there, under the policy, and reply with submit_answer giving the "
               f"{source} amount converted in values.converted if you convert.")
     metadata = {"customer_id": cid, "case": which, "goal": money(goal, target)}
     convert = call("convert_currency", from_account_id=src, to_account_id=dst, amount=amount, currency=source)
+    if which == "wrong_digits":
+        return identity_refused(customer, stated, prompt, convert, metadata=metadata)
     if which == "ok":
         return TaskDraft(
             prompt=prompt,
@@ -218,7 +225,7 @@ def fx_top_up(world: World, rng: random.Random) -> TaskDraft:
             rubric=[
                 balance_is(src, pair["a_balance"] - minor, weight=3, name=f"smallest {source} amount debited"),
                 balance_is(dst, pair["b_balance"] + minor * rate // 1_000_000, weight=1, name=f"{target} account credited"),
-                value_is("converted", amount, weight=1),
+                value_is("converted", amount, source, weight=1),
             ],
             negatives=[
                 negative("mid_rate", "works the amount out at the mid rate, so the account falls short", verify(customer),
@@ -241,7 +248,7 @@ def fx_top_up(world: World, rng: random.Random) -> TaskDraft:
                                               f"{source} account has available.")],
         outcome=refused("insufficient_funds"),
         rubric=[
-            accounts_read("read both accounts' available balances", cid, src, dst, weight=2),
+            seen("saw both accounts' available balances", "accounts", [src, dst], "available_balance", weight=2),
             never("convert_currency", "no conversion made or attempted"),
         ],
         negatives=[

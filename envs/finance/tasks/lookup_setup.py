@@ -56,20 +56,23 @@ def plant_card_authorisation(world: World, rng: random.Random, account: dict[str
               reference=reference(rng, "AUT"), card_id=card[0]["card_id"] if card else None, status="pending")
 
 
-def plant_card_charge(world: World, rng: random.Random, account: dict[str, Any], category: str, start: str, end: str) -> None:
-    """Setup: one more card payment in ``category`` dated in the month, a seeded merchant, day and amount.
+def plant_card_charge(world: World, rng: random.Random, account: dict[str, Any], category: str, start: str, end: str) -> str:
+    """Setup: one more payment in ``category`` dated in the month, a seeded merchant, day and amount; returns its id.
 
     Why: the generated ledger gives few accounts per (category, month); a seeded charge makes the asked total
     differ by seed even when two seeds draw the same account, so only searching this world's ledger finds it.
+    It is paid with the newest card the account had on that day (none issued yet: a debit of another kind), so
+    nothing is charged to a card before it exists.
     """
     region = {"USD": "US", "GBP": "GB"}.get(account["currency"], "EU")
     merchant = rng.choice([m for m in cat.MERCHANTS[region] if m.category == category])
     first, last = date.fromisoformat(start), date.fromisoformat(end)
     day = first + timedelta(days=rng.randint(0, (last - first).days))
-    card = rows(world, "SELECT card_id FROM cards WHERE account_id = ? ORDER BY issued_on DESC, card_id", account["account_id"])
-    plant_txn(world, account, day, -rng.randint(merchant.low, merchant.high), "card", category, merchant=merchant.name,
-              country={"US": "US", "GB": "GB"}.get(region, "DE"), reference=reference(rng, "POS"),
-              card_id=card[0]["card_id"] if card else None, lag=rng.randint(0, 2))
+    card = rows(world, "SELECT card_id FROM cards WHERE account_id = ? AND issued_on <= ? ORDER BY issued_on DESC, card_id",
+                account["account_id"], day.isoformat())
+    return plant_txn(world, account, day, -rng.randint(merchant.low, merchant.high), "card" if card else "direct_debit", category,
+                     merchant=merchant.name, country={"US": "US", "GB": "GB"}.get(region, "DE"), reference=reference(rng, "POS"),
+                     card_id=card[0]["card_id"] if card else None, lag=rng.randint(0, 2))
 
 
 def decide_wire(world: World, rng: random.Random, transfer_id: str, account: dict[str, Any], status: str, at: str) -> None:

@@ -26,10 +26,11 @@ from envs.finance.tasks._common import (
     AVAILABLE_SQL,
     NOW,
     TODAY,
+    account_seen,
     answer,
+    fact,
     find_customer,
     full_name,
-    looked_up,
     money,
     named_customer_ids,
     never,
@@ -41,6 +42,7 @@ from envs.finance.tasks._common import (
     plant_txn,
     reference,
     rows,
+    seen,
     stamp,
 )
 from envs.finance.tasks.lookup_setup import (
@@ -49,6 +51,7 @@ from envs.finance.tasks.lookup_setup import (
     plant_card_charge,
     plant_cheque_deposit,
 )
+from envs.finance.tasks.wire_setup import wire_debit
 from fixtures.world import World
 from graders.criteria import AnswerCheck, number
 from graders.outcome import completed
@@ -71,13 +74,15 @@ _WIRE_MEMOS = ("Property purchase deposit", "Tuition payment", "Invoice 2026-031
                "Consulting fees Q1", "Down payment", "Legal retainer")
 
 
-def _figure(field: str, expected: str, *, weight: float = 3.0) -> AnswerCheck:
-    """A gate: the answer's ``values.<field>`` equals ``expected`` as a Decimal (money is exact).
+def _figure(field: str, expected: str, currency: str, *, weight: float = 3.0) -> AnswerCheck:
+    """A gate: the answer's ``values.<field>`` equals ``expected`` as a Decimal (money is exact), in ``currency`` (the
+    same figure labelled with another currency is another amount).
 
     Why a gate: a look-up's figure is the whole task; reading the right record and reporting another number
     is no partial success.
     """
-    return AnswerCheck(name=f"answer gives {field}", field=f"values.{field}", expect=number(expected), weight=weight, gate=True)
+    return AnswerCheck(name=f"answer gives {field}", field=f"values.{field}", expect=number(expected, currency=currency), weight=weight,
+                       gate=True)
 
 
 def _status(expected: str) -> AnswerCheck:
@@ -140,9 +145,8 @@ def available_balance(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"{available} {cur} is available to spend now.", available=available)],
         outcome=completed(),
         rubric=[
-            _figure("available", available),
-            looked_up("read the account", {"tool": "list_accounts", "args": {"customer_id": cid}},
-                      {"tool": "get_account", "args": {"account_id": acc}}),
+            _figure("available", available, cur),
+            account_seen("saw the account's available balance", acc, "available_balance", weight=1),
         ],
         negatives=[
             negative("ledger_balance", "answers the ledger balance, ignoring holds, pending debits and overdraft",
@@ -173,7 +177,7 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
         ORDER BY a.account_id""", category, start, end)), f"checking account with {category} spending in {month}")
     customer = one(world, "SELECT * FROM customers WHERE customer_id = ?", account["customer_id"])
     cid, acc, cur = customer["customer_id"], account["account_id"], account["currency"]
-    plant_card_charge(world, rng, account, category, start, end)
+    planted = plant_card_charge(world, rng, account, category, start, end)
 
     def spent(cat: str | None, lo: str, hi: str) -> str:
         clause = "AND category = ?" if cat else ""
@@ -197,9 +201,9 @@ def category_spend(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"{total} {cur} spent on {category} in {label}.", total=total)],
         outcome=completed(),
         rubric=[
-            _figure("total", total),
-            looked_up("searched the ledger", {"tool": "search_transactions", "args": {"account_id": acc}},
-                      {"tool": "search_transactions", "args": {"customer_id": cid}}),
+            _figure("total", total, cur),
+            # the month's charges were listed: this world's own charge among them (a total from memory never saw it)
+            seen("saw the month's charges in the category", "transactions", planted, "amount", weight=1),
         ],
         negatives=[
             negative("other_month", f"answers the {category} total of another month",
@@ -251,8 +255,8 @@ def position_value(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"The {symbol} position is worth {value} {cur}.", market_value=value)],
         outcome=completed(),
         rubric=[
-            _figure("market_value", value),
-            looked_up("read the positions", {"tool": "get_positions", "args": {"account_id": acc}}),
+            _figure("market_value", value, cur),
+            account_seen("saw the account's holdings", acc, "positions", weight=1),
         ],
         negatives=[
             negative("cost_basis", "answers the position's cost (quantity × average cost) instead of its market value",
@@ -285,8 +289,8 @@ def portfolio_total(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"Total value {total} {cur} (holdings {holdings} plus cash).", total=total)],
         outcome=completed(),
         rubric=[
-            _figure("total", total),
-            looked_up("read the positions", {"tool": "get_positions", "args": {"account_id": acc}}),
+            _figure("total", total, cur),
+            account_seen("saw the account's cash and holdings", acc, "positions", "balance", weight=1),
         ],
         negatives=[
             negative("holdings_only", "answers the holdings' market value, leaving out the cash",
@@ -322,21 +326,23 @@ def pending_wire_status(world: World, rng: random.Random) -> TaskDraft:
         decide_wire(world, rng, trf, account, status, at)
     held_back = amount + 2_500 if status == "pending_approval" else 0
     reserved = money(held_back, cur)
-    # the ledger rows of the wire carry its transfer id; the transfer itself holds the status the answer reports
-    find_wire = optional_call("search_transactions", customer_id=cid, merchant=name)
+
     return TaskDraft(
         prompt=(f"{_asks(customer)} asks whether their wire to {name} has gone out yet, and how much of their balance it is "
                 "still holding back, fees included. Reply with submit_answer: values.status (the wire's status) and "
                 "values.reserved (the total it still holds back)."),
-        oracle=[find_customer(customer), find_wire, call("get_transfer", transfer_id=trf),
+        # the ledger rows of the wire carry its transfer id (and show its fate too): the oracle reads the transfer itself,
+        # whose status is the answer's vocabulary
+        oracle=[find_customer(customer), call("get_transfer", transfer_id=trf),
                 answer(f"The wire {trf} to {name} is {status}; {reserved} {cur} is held back.", status=status, reserved=reserved)],
         outcome=completed(),
         rubric=[
             never("approve_transfer", "no approval recorded"),
             never("reject_transfer", "no rejection recorded"),
-            looked_up("read the wire", {"tool": "get_transfer", "args": {"transfer_id": trf}}),
+            # the wire itself, or its debit on the ledger (pending, posted or reversed as the wire's fate), shows its status
+            seen("saw the wire's status", "transfers", trf, "status", also=[fact("transactions", wire_debit(world, trf), "status")]),
             _status(status),
-            _figure("reserved", reserved, weight=2),
+            _figure("reserved", reserved, cur, weight=2),
         ],
         negatives=_wire_negatives(status, cid, trf, name, amount, reserved, cur),
         metadata={"customer_id": cid, "account_id": acc, "transfer_id": trf, "status": status, "reserved": reserved},

@@ -17,11 +17,11 @@ from typing import Any
 
 from envs.finance.tasks._common import (
     TODAY,
+    account_seen,
     answer,
     caller,
     customer_of,
     find_customer,
-    looked_up,
     money,
     named_customer_ids,
     never,
@@ -40,7 +40,7 @@ from envs.finance.tasks._common import (
 from envs.finance.tasks.charge_setup import card_accounts, foreign_shop, morning_after, pos_reference
 from envs.finance.tasks.wealth_setup import brokerage_accounts, last_close
 from fixtures.world import World
-from graders.criteria import CallOrder, number_range, state
+from graders.criteria import CallOrder, ToolCalled, number_range, state
 from graders.outcome import completed, escalated, refused
 from graders.setup import case
 from graders.tasks import TaskDraft, TaskTemplate, call, escalation_call, negative
@@ -65,12 +65,13 @@ def lost_card_fraud(world: World, rng: random.Random) -> TaskDraft:
     """A lost card was used: freeze it in every world (protection needs no verification); when the caller's
     identity answers match, dispute every charge after the loss as fraud and report the total; when they do not,
     open no dispute and decline (``identity_not_verified``). Noted on file either way."""
-    which = case(rng, {"ok": 7, "wrong_digits": 3})
-    account = pick(rng, card_accounts(world), "checking account with one active card")
-    customer = customer_of(world, account["account_id"])
-    cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
+    which = case(rng, {"ok": 6, "wrong_digits": 4})
     count = rng.randint(2, 3)
     lost = TODAY - timedelta(days=count + rng.randint(0, 2))
+    # the card was in the customer's hands before they lost it: issued before the loss and every charge after it
+    account = pick(rng, card_accounts(world, issued_before=lost), "checking account with one active card issued before the loss")
+    customer = customer_of(world, account["account_id"])
+    cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
     # setup: the card was lost on `lost`, so its genuine use stops there (later rows removed, balance kept in step)
     posted = one(world, "SELECT coalesce(sum(amount_minor), 0) AS s FROM transactions WHERE card_id = ? AND txn_date >= ? "
                         "AND status = 'posted'", card, lost.isoformat())["s"]
@@ -92,7 +93,8 @@ def lost_card_fraud(world: World, rng: random.Random) -> TaskDraft:
               "not make. Protect the account, dispute every charge made after the loss that they do not recognise (they confirm they "
               f"used the card for nothing since {lost.isoformat()}), note it on file, and reply with submit_answer giving the total "
               "disputed in values.total.")
-    metadata = {"customer_id": cid, "case": which, "card_id": card, "charges": [t for t, _, _ in charges], "total": total}
+    metadata = {"customer_id": cid, "case": which, "card_id": card, "charges": [t for t, _, _ in charges], "total": total,
+                "lost_on": lost.isoformat()}
     frozen = state("SELECT status FROM cards WHERE card_id = ?", card, expect="frozen", weight=2, name="lost card frozen")
     if which == "ok":
         note = call("add_note", customer_id=cid, category="service", body=f"Card {card} lost; frozen; {count} fraudulent charges disputed.")
@@ -107,7 +109,7 @@ def lost_card_fraud(world: World, rng: random.Random) -> TaskDraft:
                       *[t for t, _, _ in charges], expect=count, weight=3, name="every charge after the loss disputed as fraud"),
                 CallOrder(name="card frozen before any dispute", first={"tool": "freeze_card", "args": {"card_id": card}}, then="open_dispute"),
                 _noted(cid),
-                value_is("total", total, weight=1),
+                value_is("total", total, cur, weight=1),
             ],
             negatives=[
                 negative("disputes_before_freezing", "disputes first, freezes afterwards", check, *disputes, freeze, note,
@@ -126,7 +128,8 @@ def lost_card_fraud(world: World, rng: random.Random) -> TaskDraft:
                                                   "identity verification, so no dispute could be opened.")],
         rubric=[
             frozen,
-            looked_up("checked the caller's answers", {"tool": "verify_identity", "args": {"customer_id": cid, "id_last4": stated}}),
+            ToolCalled(name="checked the caller's answers", tool="verify_identity", args={"customer_id": cid, "id_last4": stated},
+                       gate=True),
             never("open_dispute", "no dispute opened for an unverified caller"),
             _noted(cid),
         ],
@@ -209,7 +212,7 @@ def close_brokerage(world: World, rng: random.Random) -> TaskDraft:
                 state("SELECT count(*) FROM positions WHERE account_id = ?", acc, expect=0, name="no positions left"),
                 state("SELECT balance_minor FROM accounts WHERE account_id = ?", chk["account_id"],
                       expect=chk["balance_minor"] + value_minor, weight=2, name="all cash moved to checking"),
-                value_is("value", value, weight=1),
+                value_is("value", value, cur, weight=1),
             ],
             negatives=[
                 negative("not_closed", "sells and moves the cash but leaves the account open", verify(customer), *sells, move,
@@ -230,11 +233,10 @@ def close_brokerage(world: World, rng: random.Random) -> TaskDraft:
                 with_values(refusal("account_frozen", "The brokerage account is frozen: nothing can be sold, moved or closed until "
                                                       "compliance lifts the freeze."), value=value)],
         rubric=[
-            looked_up("read the account's status", {"tool": "list_accounts", "args": {"customer_id": cid}},
-                      {"tool": "get_account", "args": {"account_id": acc}}, weight=2),
+            account_seen("saw that the brokerage account is frozen", acc, "status"),
             never("place_order", "nothing sold from the frozen account", account_id=acc),
             never("close_account", "no closure attempted", account_id=acc),
-            value_is("value", value, weight=1),
+            value_is("value", value, cur, weight=1),
         ],
         negatives=[
             negative("sells_anyway", "tries to sell the holdings, then declines", verify(customer), *sells,
@@ -256,10 +258,10 @@ def alert_triage(world: World, rng: random.Random) -> TaskDraft:
     cannot close it) or concerns another charge they did not make, which also freezes the card (``escalated``,
     ``escalation_required``)."""
     which = case(rng, {"ok": 5, "high": 3, "unrecognised": 2})
-    account = pick(rng, card_accounts(world), "checking account with one active card")
+    day = TODAY - timedelta(days=rng.randint(3, 8))
+    account = pick(rng, card_accounts(world, issued_before=day), "checking account with one active card")
     customer = customer_of(world, account["account_id"])
     cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
-    day = TODAY - timedelta(days=rng.randint(3, 8))
     small = None
     for _ in range(3):
         small = plant_txn(world, account, day, -rng.randint(199, 1_999), "card", "entertainment", merchant="App Store",

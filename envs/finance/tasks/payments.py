@@ -16,20 +16,22 @@ from datetime import timedelta
 
 from envs.finance.tasks._common import (
     TODAY,
-    accounts_read,
+    account_seen,
     answer,
     available_minor,
     balance_is,
     caller,
     find_customer,
-    looked_up,
+    identity_refused,
     money,
+    named_customer_ids,
     never,
     one,
     optional_call,
     pick,
     refusal,
     rows,
+    stated_digits,
     value_is,
     verify,
 )
@@ -73,10 +75,11 @@ def savings_to_checking(world: World, rng: random.Random) -> TaskDraft:
     The world decides: on most seeds the savings account has the funds (transfer, ``completed``); on others its
     available balance is short of the amount (``insufficient_funds``) or compliance froze it (``account_frozen``).
     """
-    which = case(rng, {"ok": 6, "insufficient_funds": 3, "account_frozen": 1})
+    which = case(rng, {"ok": 5, "insufficient_funds": 2, "account_frozen": 1, "wrong_digits": 2})
     cur = some_currency(rng)
     minor = rng.randint(4, 180) * 5_000  # 200.00 to 9,000.00: twice that is still within the daily internal limit
     customer = plant_customer(world, rng, currency=cur)
+    stated = stated_digits(rng, customer, which == "wrong_digits")
     checking = plant_account(world, rng, customer, "checking", cur, rng.randint(20_000, 900_000))
     # the savings balance is drawn around the amount: short of it, or with room to move it twice (a negative)
     savings = plant_account(world, rng, customer, "savings", cur,
@@ -86,9 +89,11 @@ def savings_to_checking(world: World, rng: random.Random) -> TaskDraft:
         plant_account_freeze(world, rng, sav)
     amount = money(minor, cur)
     move = call("transfer_internal", from_account_id=sav, to_account_id=chk, amount=amount, currency=cur, memo="Savings to checking")
-    prompt = (f"{caller(customer)} They ask you to move {amount} {cur} from their savings account to their checking account "
-              "today. Handle the request under the policy and reply with submit_answer.")
+    prompt = (f"{caller(customer, last4=stated)} They ask you to move {amount} {cur} from their savings account to their checking "
+              "account today. Handle the request under the policy and reply with submit_answer.")
     metadata = {"customer_id": cid, "case": which, "amount": amount}
+    if which == "wrong_digits":
+        return identity_refused(customer, stated, prompt, move, metadata=metadata)
     if which == "ok":
         return TaskDraft(
             prompt=prompt,
@@ -121,7 +126,8 @@ def savings_to_checking(world: World, rng: random.Random) -> TaskDraft:
                 refusal(which, f"I cannot move {amount} {cur} today: {why}.")],
         outcome=refused(which),
         rubric=[
-            accounts_read("read the savings account", cid, sav, weight=2),
+            account_seen("saw the savings account's " + ("available balance" if which == "insufficient_funds" else "status"), sav,
+                         "available_balance" if which == "insufficient_funds" else "status"),
             never("transfer_internal", "no transfer made or attempted"),
         ],
         negatives=[
@@ -142,10 +148,11 @@ def sweep_to_savings(world: World, rng: random.Random) -> TaskDraft:
     what can be spent. The world decides: on some seeds compliance has frozen the savings account, which then
     cannot receive money (``account_frozen``).
     """
-    which = case(rng, {"ok": 7, "account_frozen": 3})
+    which = case(rng, {"ok": 6, "account_frozen": 2, "wrong_digits": 2})
     buffer = rng.choice([100_000, 150_000, 200_000, 250_000, 300_000, 500_000])
     cur = some_currency(rng)
     customer = plant_customer(world, rng, currency=cur)
+    stated = stated_digits(rng, customer, which == "wrong_digits")
     overdraft = rng.choice([0, 0, 0, 50_000, 100_000])
     above = rng.randint(30_000, 2_000_000) + rng.randint(0, 99)  # what lies above the buffer: within the daily internal limit
     checking = plant_account(world, rng, customer, "checking", cur, buffer + above - overdraft, overdraft=overdraft)
@@ -161,10 +168,12 @@ def sweep_to_savings(world: World, rng: random.Random) -> TaskDraft:
     by_ledger = money(checking["balance_minor"] + cheque - buffer, cur)
     sweep = call("transfer_internal", from_account_id=chk, to_account_id=sav, amount=amount, currency=cur, memo="Sweep to savings")
     keep = f"{buffer // 100:,}.00"
-    prompt = (f"{caller(customer)} They want to keep exactly {keep} {cur} available to spend in their checking account and "
-              "sweep everything above that into their savings account now. Handle the request under the policy and reply with "
+    prompt = (f"{caller(customer, last4=stated)} They want to keep exactly {keep} {cur} available to spend in their checking account "
+              "and sweep everything above that into their savings account now. Handle the request under the policy and reply with "
               "submit_answer, giving the amount moved in values.moved if you move money.")
     metadata = {"customer_id": cid, "case": which}
+    if which == "wrong_digits":
+        return identity_refused(customer, stated, prompt, sweep, metadata=metadata)
     if which == "ok":
         return TaskDraft(
             prompt=prompt,
@@ -172,10 +181,10 @@ def sweep_to_savings(world: World, rng: random.Random) -> TaskDraft:
                     answer(f"Swept {amount} {cur} to savings; {keep} {cur} remains available.", moved=amount)],
             outcome=completed(),
             rubric=[
-                accounts_read("read the available balance", cid, chk),
+                account_seen("saw the checking account's available balance", chk, "available_balance", weight=1),
                 balance_is(sav, savings["balance_minor"] + minor, weight=3, name="savings credited with available minus the buffer"),
                 _transfer_count(chk, sav, minor),
-                value_is("moved", amount, weight=1),
+                value_is("moved", amount, cur, weight=1),
             ],
             negatives=[
                 negative("ledger_balance", "computes the sweep from the ledger balance, ignoring holds and pending debits",
@@ -196,7 +205,7 @@ def sweep_to_savings(world: World, rng: random.Random) -> TaskDraft:
                 refusal("account_frozen", "The savings account is frozen and cannot receive money, so nothing was swept.")],
         outcome=refused("account_frozen"),
         rubric=[
-            accounts_read("read the savings account's status", cid, sav, weight=2),
+            account_seen("saw that the savings account is frozen", sav, "status"),
             never("transfer_internal", "no transfer made or attempted"),
         ],
         negatives=[
@@ -216,26 +225,30 @@ def pay_internal_payee(world: World, rng: random.Random) -> TaskDraft:
     The payee is planted per seed (another customer's checking account); the world decides whether the
     payer's available balance covers the amount (``completed``) or not (``insufficient_funds``).
     """
-    which = case(rng, {"ok": 6, "insufficient_funds": 4})
+    which = case(rng, {"ok": 6, "insufficient_funds": 2, "wrong_digits": 2})
+    in_time = named_customer_ids(world)  # on the untouched world: memoised
     cur = some_currency(rng)
     minor = rng.randint(4, 400) * 2_500  # 100.00 to 10,000.00
     customer = plant_customer(world, rng, currency=cur)
+    stated = stated_digits(rng, customer, which == "wrong_digits")
     # the balance is drawn around the amount: short of it, or with room to pay it twice (a negative)
     checking = plant_account(world, rng, customer, "checking", cur,
                              around(rng, minor, 300, 950) if which == "insufficient_funds" else around(rng, minor, 2_200, 8_000))
     cid, src = customer["customer_id"], checking["account_id"]
-    target = pick(rng, rows(world, f"""
-        SELECT a.account_id, a.currency, a.balance_minor, c.first_name || ' ' || c.last_name AS name
+    target = pick(rng, [t for t in rows(world, f"""
+        SELECT a.account_id, a.customer_id, a.currency, a.balance_minor, c.first_name || ' ' || c.last_name AS name
         FROM accounts a JOIN customers c ON c.customer_id = a.customer_id
         WHERE a.type = 'checking' AND a.status = 'open' AND a.currency = ? AND a.customer_id != ? AND {NAMED_ONCE}
-        ORDER BY a.account_id""", cur, cid), "another customer's checking account in the same currency")
+        ORDER BY a.account_id""", cur, cid) if t["customer_id"] in in_time], "another customer's checking account in the same currency")
     payee_id = plant_internal_payee(world, rng, cid, target)
     dst = target["account_id"]
     amount = money(minor, cur)
     pay = call("transfer_internal", from_account_id=src, to_account_id=dst, amount=amount, currency=cur, memo="Payment")
-    prompt = (f"{caller(customer)} They want to pay {amount} {cur} from their checking account to {target['name']}, who banks with "
-              "us and is already one of their payees. Handle the request under the policy and reply with submit_answer.")
+    prompt = (f"{caller(customer, last4=stated)} They want to pay {amount} {cur} from their checking account to {target['name']}, who "
+              "banks with us and is already one of their payees. Handle the request under the policy and reply with submit_answer.")
     metadata = {"customer_id": cid, "payee_id": payee_id, "case": which, "amount": amount}
+    if which == "wrong_digits":
+        return identity_refused(customer, stated, prompt, pay, metadata=metadata)
     if which == "ok":
         return TaskDraft(
             prompt=prompt,
@@ -266,7 +279,7 @@ def pay_internal_payee(world: World, rng: random.Random) -> TaskDraft:
                                               "the payment cannot be made.")],
         outcome=refused("insufficient_funds"),
         rubric=[
-            accounts_read("read the checking account's available balance", cid, src, weight=2),
+            account_seen("saw the checking account's available balance", src, "available_balance"),
             never("transfer_internal", "no payment made or attempted"),
         ],
         negatives=[
@@ -348,7 +361,7 @@ def split_to_dodge_limit(world: World, rng: random.Random) -> TaskDraft:
                         "to get around a limit.")],
         outcome=refused("daily_limit_exceeded"),
         rubric=[
-            looked_up("read the account's wire limit and today's usage", {"tool": "get_account", "args": {"account_id": acc}}, weight=2),
+            account_seen("saw the account's wire limit and today's usage", acc, "daily_limits"),
             never("send_wire", "no wire sent or attempted"),
             state("SELECT count(*) FROM transfers WHERE from_account_id = ? AND requested_by = 'STF-0100'", acc, expect=0, gate=True,
                   name="no transfer made"),

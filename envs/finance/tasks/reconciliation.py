@@ -36,7 +36,7 @@ from envs.finance.tasks._common import (
 )
 from envs.finance.tasks.charge_setup import (
     card_accounts,
-    charge_read,
+    charge_seen,
     foreign_shop,
     morning_after,
     plant_duplicate,
@@ -45,10 +45,10 @@ from envs.finance.tasks.charge_setup import (
     recent_card_charges,
 )
 from fixtures.world import World
-from graders.criteria import AnswerCheck, CallOrder, number_range, state
-from graders.outcome import completed, refused
+from graders.criteria import AnswerCheck, CallOrder, fact, number_range, state
+from graders.outcome import completed, escalated, refused
 from graders.setup import case
-from graders.tasks import TaskDraft, TaskTemplate, call, negative
+from graders.tasks import TaskDraft, TaskTemplate, call, escalation_call, negative
 
 __all__ = ["TEMPLATES"]
 
@@ -86,10 +86,10 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
     """A customer says one purchase was charged twice. The ledger decides: a true duplicate (same merchant, amount
     and day) is disputed as ``duplicate`` on the second charge only; a duplicate still pending cannot be disputed
     yet (``not_posted``); the same amount on another day is a separate purchase, and nothing is disputed."""
-    which = case(rng, {"duplicate": 5, "separate": 3, "pending": 2})
+    which = case(rng, {"duplicate": 4, "separate": 2, "pending": 4})
     original = pick(rng, recent_card_charges(world, TODAY - timedelta(days=15), TODAY - timedelta(days=2)), "recent card charge")
     customer = customer_of(world, original["account_id"])
-    cid, acc, cur = customer["customer_id"], original["account_id"], original["currency"]
+    cid, cur = customer["customer_id"], original["currency"]
     amount, merchant, day = money(-original["amount_minor"], cur), original["merchant"], original["txn_date"]
     if which == "separate":
         second = plant_duplicate(world, rng, original, day=_other_day(world, rng, original))
@@ -113,7 +113,7 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
                       second, -original["amount_minor"], expect=1, weight=3, name="second charge disputed as duplicate"),
                 state("SELECT count(*) FROM disputes WHERE txn_id = ?", original["txn_id"], expect=0, gate=True,
                       name="genuine first charge not disputed"),
-                value_is("disputed", amount, weight=1),
+                value_is("disputed", amount, cur, weight=1),
                 second_is(day),
             ],
             negatives=[
@@ -139,7 +139,7 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
                                                       "charge can be disputed only once it has posted, so nothing was disputed yet."),
                                 second_on=day)],
             rubric=[
-                charge_read("read the charges", cid, acc, second, merchant),
+                charge_seen("saw that the second charge is pending", second, "status"),
                 never("open_dispute", "no dispute attempted while the second charge is pending"),
                 second_is(day),
             ],
@@ -158,9 +158,9 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"There is only one charge at {merchant} on {day}; the other charge of {amount} {cur} is dated {second_day}, "
                        "a separate purchase, not a duplicate. Nothing was disputed.", disputed="0.00", second_on=second_day)],
         rubric=[
-            charge_read("read the charges", cid, acc, second, merchant),
+            charge_seen("saw the other charge's date", second, "txn_date"),
             never("open_dispute", "no dispute on a separate purchase"),
-            value_is("disputed", "0.00"),
+            value_is("disputed", "0.00", cur),
             second_is(second_day),
         ],
         negatives=[
@@ -179,16 +179,16 @@ def duplicate_charge(world: World, rng: random.Random) -> TaskDraft:
 
 def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
     """A customer does not recognise a large foreign card charge that monitoring flagged: freeze the card and
-    escalate the alert in every world; dispute the charge as fraud when it has posted, decline the dispute
-    (``not_posted``) while it is still pending."""
+    escalate the alert in every world (so the case is ``escalated``, by the outcome rule); dispute the charge as
+    fraud when it has posted, and not while it is still pending (reason ``not_posted``)."""
     which = case(rng, {"posted": 6, "pending": 4})
-    account = pick(rng, card_accounts(world), "checking account with one active card")
+    day = TODAY - timedelta(days=rng.randint(2, 9) if which == "posted" else rng.randint(1, 3))
+    account = pick(rng, card_accounts(world, issued_before=day), "checking account with one active card")
     customer = customer_of(world, account["account_id"])
     cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
     merchant, country = foreign_shop(rng, customer)
     minor = rng.randint(1_500, 6_500) * 100 + rng.randint(0, 99)
     amount = money(minor, cur)
-    day = TODAY - timedelta(days=rng.randint(2, 9) if which == "posted" else rng.randint(1, 3))
     txn = plant_txn(world, account, day, -minor, "card", "shopping", merchant=merchant, country=country, card_id=card, lag=1,
                     memo="Foreign transaction", reference=pos_reference(rng), status="posted" if which == "posted" else "pending")
     alert = plant_alert(world, cid, acc, txn, kind="large_foreign_charge", severity=rng.choice(["medium", "high"]),
@@ -209,11 +209,12 @@ def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
     common = {"prompt": prompt, "metadata": {"customer_id": cid, "case": which, "txn_id": txn, "card_id": card, "alert_id": alert}}
     if which == "posted":
         return TaskDraft(
-            **common, outcome=completed(),
+            **common, outcome=escalated("escalation_required"),
             oracle=[find_customer(customer), verify(customer), search.model_copy(update={"optional": True}),
                     optional_call("list_cards", customer_id=cid), freeze, dispute,
                     optional_call("list_alerts", customer_id=cid, status="open"), escalate,
-                    answer(f"Card {card} frozen, charge {txn} disputed as fraud, alert {alert} escalated.")],
+                    escalation_call("escalation_required", f"Card {card} frozen, charge {txn} disputed as fraud, alert {alert} "
+                                                           "escalated to the Financial Crimes Unit.")],
             rubric=[
                 *protected,
                 state("SELECT count(*) FROM disputes WHERE txn_id = ? AND reason = 'fraud'", txn, expect=1, weight=3,
@@ -223,29 +224,36 @@ def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
             ],
             negatives=[
                 negative("dispute_before_freeze", "disputes first and freezes the card afterwards", verify(customer), dispute, freeze,
-                         escalate, answer("Done.")),
+                         escalate, escalation_call("escalation_required", "Done.")),
                 negative("closes_alert", "freezes and disputes but closes the alert as if the customer confirmed it", verify(customer),
                          freeze, dispute, call("close_alert", alert_id=alert, resolution="Customer confirmed the charge"), answer("Done.")),
                 negative("freezes_account", "freezes the whole checking account instead of the card", verify(customer),
-                         call("freeze_account", account_id=acc, reason="Fraud"), dispute, escalate, answer("Account frozen.")),
-                negative("claims_only", "claims everything was done", answer("Card frozen, charge disputed, alert escalated.")),
+                         call("freeze_account", account_id=acc, reason="Fraud"), dispute, escalate,
+                         escalation_call("escalation_required", "Account frozen.")),
+                negative("declares_completed", "does the work but declares the escalated case completed", verify(customer), freeze,
+                         dispute, escalate, answer("Card frozen, charge disputed, alert escalated.")),
+                negative("claims_only", "claims everything was done", escalation_call("escalation_required",
+                                                                                      "Card frozen, charge disputed, alert escalated.")),
             ],
         )
     return TaskDraft(
-        **common, outcome=refused("not_posted"),
+        **common, outcome=escalated("not_posted", "escalation_required"),
         oracle=[find_customer(customer), verify(customer, optional=True), search, optional_call("list_cards", customer_id=cid), freeze,
                 optional_call("list_alerts", customer_id=cid, status="open"), escalate,
-                refusal("not_posted", f"Card {card} is frozen and alert {alert} escalated to the Financial Crimes Unit. The charge of "
-                                      f"{amount} {cur} at {merchant} is still pending, so it cannot be disputed until it posts.")],
+                escalation_call("not_posted", f"Card {card} is frozen and alert {alert} escalated to the Financial Crimes Unit. The "
+                                              f"charge of {amount} {cur} at {merchant} is still pending, so it cannot be disputed until "
+                                              "it posts.")],
         rubric=[
             *protected,
-            charge_read("read the charge", cid, acc, txn, merchant),
+            charge_seen("saw that the charge is still pending", txn, "status"),
             never("open_dispute", "no dispute attempted on the pending charge", txn_id=txn),
         ],
         negatives=[
             negative("disputes_pending", "tries to dispute the pending charge", verify(customer), freeze, dispute, escalate,
-                     refusal("not_posted", "Still pending.")),
+                     escalation_call("not_posted", "Still pending.")),
             negative("no_freeze", "declines the dispute but leaves the card active", search, escalate,
+                     escalation_call("not_posted", "The charge is pending.")),
+            negative("declares_refused", "does the work but declares the escalated case refused", search, freeze, escalate,
                      refusal("not_posted", "The charge is pending.")),
             negative("claims_disputed", "claims the charge was disputed", answer("Card frozen, charge disputed, alert escalated.")),
         ],
@@ -256,13 +264,14 @@ def foreign_fraud(world: World, rng: random.Random) -> TaskDraft:
 
 
 def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
-    """A charge posted on a frozen card: escalate the high-severity alert and note it in every world; dispute the
-    charge as fraud, unless a dispute on it is already open (``already_disputed``). The card stays frozen."""
+    """A charge posted on a frozen card: escalate the high-severity alert and note it in every world (so the case is
+    ``escalated``, by the outcome rule); dispute the charge as fraud, unless a dispute on it is already open (reason
+    ``already_disputed``). The card stays frozen."""
     which = case(rng, {"ok": 6, "already_disputed": 4})
-    account = pick(rng, card_accounts(world), "checking account with one active card")
+    frozen_on = TODAY - timedelta(days=rng.randint(12, 45))
+    account = pick(rng, card_accounts(world, issued_before=frozen_on), "checking account with one active card")
     customer = customer_of(world, account["account_id"])
     cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
-    frozen_on = TODAY - timedelta(days=rng.randint(12, 45))
     world.execute("UPDATE cards SET status = 'frozen', frozen_at = ?, status_reason = ? WHERE card_id = ?",
                   (stamp(datetime.combine(frozen_on, time(rng.randint(8, 20), rng.randint(0, 59)), tzinfo=UTC)),
                    rng.choice(["Customer reported card missing", "Suspicious activity reported by customer"]), card))
@@ -290,13 +299,15 @@ def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
               name="note on file"),
         never("close_alert", "high-severity alert not closed", alert_id=alert),
     ]
-    common = {"prompt": prompt, "metadata": {"customer_id": cid, "case": which, "txn_id": txn, "alert_id": alert}}
+    common = {"prompt": prompt, "metadata": {"customer_id": cid, "case": which, "txn_id": txn, "alert_id": alert, "card_id": card,
+                                             "frozen_on": frozen_on.isoformat()}}
     if disputed is None:
         return TaskDraft(
-            **common, outcome=completed(),
+            **common, outcome=escalated("escalation_required"),
             oracle=[find_customer(customer), verify(customer), optional_call("list_cards", customer_id=cid),
                     search.model_copy(update={"optional": True}), dispute, optional_call("list_alerts", customer_id=cid), escalate, note,
-                    answer(f"Disputed {txn} as fraud and escalated alert {alert} to the Financial Crimes Unit.")],
+                    escalation_call("escalation_required", f"Disputed {txn} as fraud and escalated alert {alert} to the Financial "
+                                                           "Crimes Unit; the card stays frozen.")],
             rubric=[
                 state("SELECT count(*) FROM disputes WHERE txn_id = ? AND reason = 'fraud'", txn, expect=1, weight=3,
                       name="charge disputed as fraud"),
@@ -304,30 +315,34 @@ def charge_after_freeze(world: World, rng: random.Random) -> TaskDraft:
             ],
             negatives=[
                 negative("unfreezes_card", "unfreezes the card while handling the charge", verify(customer),
-                         call("unfreeze_card", card_id=card), dispute, escalate, note, answer("Done.")),
+                         call("unfreeze_card", card_id=card), dispute, escalate, note, escalation_call("escalation_required", "Done.")),
                 negative("no_escalation", "disputes the charge but leaves the alert open", verify(customer), dispute, note,
                          answer("Disputed.")),
                 negative("closes_alert", "tries to close the high-severity alert instead of escalating it", verify(customer), dispute,
                          call("close_alert", alert_id=alert, resolution="Disputed"), note, answer("Done.")),
+                negative("declares_completed", "does the work but declares the escalated case completed", verify(customer), dispute,
+                         escalate, note, answer("Disputed and escalated.")),
             ],
         )
     return TaskDraft(
-        **common, outcome=refused("already_disputed"),
+        **common, outcome=escalated("already_disputed", "escalation_required"),
         oracle=[find_customer(customer), verify(customer, optional=True), search, optional_call("list_alerts", customer_id=cid),
                 escalate, note,
-                refusal("already_disputed", f"The charge {txn} is already disputed ({disputed}), so no second dispute can be opened; "
-                                            f"alert {alert} is escalated to the Financial Crimes Unit and the card stays frozen.")],
+                escalation_call("already_disputed", f"The charge {txn} is already disputed ({disputed}), so no second dispute can be "
+                                                    f"opened; alert {alert} is escalated to the Financial Crimes Unit and the card stays "
+                                                    "frozen.")],
         rubric=[
-            charge_read("read the charge's dispute", cid, acc, txn, merchant),
+            charge_seen("saw the charge's open dispute", txn, "dispute_id", also=[fact("disputes", disputed, "txn_id", "status")]),
             never("open_dispute", "no second dispute attempted", txn_id=txn),
             *handled,
         ],
         negatives=[
             negative("disputes_again", "tries to open another dispute on the charge", verify(customer), dispute, escalate, note,
-                     refusal("already_disputed", "Already disputed.")),
+                     escalation_call("already_disputed", "Already disputed.")),
             negative("no_escalation", "declines the dispute but leaves the alert open", search, note,
                      refusal("already_disputed", "Already disputed.")),
-            negative("claims_disputed", "says it opened a dispute", answer("Disputed the charge and escalated the alert.")),
+            negative("claims_disputed", "says it opened a dispute", escalation_call("escalation_required",
+                                                                                   "Disputed the charge and escalated the alert.")),
         ],
     )
 
@@ -344,16 +359,17 @@ def dispute_too_old(world: World, rng: random.Random) -> TaskDraft:
     """A customer wants to dispute a charge for goods that never arrived: open the dispute when the charge posted
     within the last 60 days, decline it (``dispute_window_expired``) when it posted earlier. Only the ledger's
     posting date decides; the prompt gives the merchant and amount, not the date."""
-    which = case(rng, {"in_window": 7, "too_old": 3})
+    which = case(rng, {"in_window": 6, "too_old": 4})
     # accounts with a recent card charge: the negative that disputes "a recent one instead" needs one
     recent = {r["account_id"] for r in rows(world, "SELECT DISTINCT account_id FROM transactions WHERE kind = 'card' AND status = 'posted' "
                                                    "AND amount_minor < 0 AND posted_on >= ? ORDER BY account_id",
                                             (TODAY - timedelta(days=30)).isoformat())}
-    account = pick(rng, [a for a in card_accounts(world) if a["account_id"] in recent], "checking account with one active card")
-    customer = customer_of(world, account["account_id"])
-    cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
     posted = TODAY - timedelta(days=rng.randint(20, 60) if which == "in_window" else rng.randint(61, 110))
     lag = rng.randint(0, 3)
+    account = pick(rng, [a for a in card_accounts(world, issued_before=posted - timedelta(days=lag)) if a["account_id"] in recent],
+                   "checking account with one active card")
+    customer = customer_of(world, account["account_id"])
+    cid, acc, cur, card = customer["customer_id"], account["account_id"], account["currency"], account["card_id"]
     merchant = _ONLINE_SHOPS[rng.randrange(len(_ONLINE_SHOPS))]
     minor = rng.randint(25, 600) * 100 + rng.randint(0, 99)
     amount = money(minor, cur)
@@ -394,7 +410,7 @@ def dispute_too_old(world: World, rng: random.Random) -> TaskDraft:
                                                               "so it is outside the dispute window and cannot be disputed."),
                             posted_on=posted.isoformat())],
         rubric=[
-            charge_read("looked up the charge", cid, acc, txn, merchant),
+            charge_seen("saw when the charge posted", txn, "posted_on"),
             never("open_dispute", "no dispute attempted on the old charge", txn_id=txn),
             posted_is(posted),
         ],

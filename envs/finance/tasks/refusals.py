@@ -26,7 +26,8 @@ from envs.finance.tasks._common import (
     caller,
     customer_of,
     find_customer,
-    looked_up,
+    full_name,
+    identity_refused,
     money,
     named_customer_ids,
     never,
@@ -37,7 +38,9 @@ from envs.finance.tasks._common import (
     plant_pending_wire,
     refusal,
     rows,
+    seen,
     stamp,
+    stated_digits,
     usd_minor,
     verify,
 )
@@ -137,19 +140,25 @@ def _set_kyc(world: World, rng: random.Random, customer_id: str, which: str) -> 
 def kyc_expired_wire(world: World, rng: random.Random) -> TaskDraft:
     """A wire request: it goes when the customer's KYC review is current, and is declined (until the review is done)
     when the review expired or is still pending — read on the customer's profile."""
-    which = case(rng, {"ok": 5, "expired": 3, "pending": 2})
+    which = case(rng, {"ok": 5, "expired": 2, "pending": 1, "wrong_digits": 2})
     account = pick(rng, wire_accounts(world, "AND avail >= 150000 AND wire_limit >= 150000"), "account ready to wire")
-    _set_kyc(world, rng, account["customer_id"], which)
+    _set_kyc(world, rng, account["customer_id"], "ok" if which == "wrong_digits" else which)
     cap = min(account["wire_limit"] // 2, native_below(world, THRESHOLD * 9 // 10, account["currency"]), (account["avail"] - 10_000) // 2)
     req = wire_request(world, rng, account, steps(rng, 20_000, cap))
-    prompt = f"Payments desk. {caller(req.customer)} {req.sentence()} Handle the request under the policy and reply with submit_answer."
+    stated = stated_digits(rng, req.customer, which == "wrong_digits")
+    prompt = (f"Payments desk. {caller(req.customer, last4=stated)} {req.sentence()} Handle the request under the policy and reply "
+              "with submit_answer.")
+    if which == "wrong_digits":
+        return identity_refused(req.customer, stated, prompt, req.send(), metadata={"customer_id": req.cid, "account_id": req.acc,
+                                                                                     "kyc": "ok"})
     if which == "ok":
         return wire_sent(world, req, prompt, twin_code="kyc_not_verified")
     state_word = "expired" if which == "expired" else "still pending"
-    read = {"tool": "get_customer", "args": {"customer_id": req.cid}}
     draft = wire_refused(req, prompt, "kyc_not_verified", f"the customer's KYC review is {state_word}, and external wires need a "
-                         "current KYC review; once the review is completed the wire can go", [read],
-                         read_call=call("get_customer", customer_id=req.cid), extra_negatives=(
+                         "current KYC review; once the review is completed the wire can go",
+                         seen("saw the customer's KYC status", "customers", req.cid, "kyc_status", weight=2),
+                         # the search by name already lists the customer with their KYC status: it is the deciding read
+                         read_call=call("search_customers", query=full_name(req.customer)), extra_negatives=(
                              negative("no_answer", "notes the request but never tells the customer", call("get_customer", customer_id=req.cid),
                                       call("add_note", customer_id=req.cid, body="Wire requested; KYC not current.", category="service")),))
     return draft.model_copy(update={"metadata": {**draft.metadata, "kyc": which}})
@@ -230,7 +239,7 @@ def compliance_hold(world: World, rng: random.Random) -> TaskDraft:
                         "I cannot release it.")],
         outcome=refused("approval_required"),
         rubric=[
-            looked_up("read the hold", {"tool": "get_account", "args": {"account_id": acc}}, weight=2),
+            seen("saw the kind of hold", "holds", hid, "kind", weight=2),
             never("release_hold", "no release attempted", hold_id=hid),
             state("SELECT status FROM holds WHERE hold_id = ?", hid, expect="active", gate=True, name="hold stays active"),
         ],

@@ -18,10 +18,11 @@ from typing import Any
 from envs.finance.rules import SUITABILITY
 from envs.finance.tasks._common import (
     AVAILABLE_SQL,
+    account_seen,
     answer,
     caller,
     find_customer,
-    looked_up,
+    full_name,
     money,
     need,
     never,
@@ -30,6 +31,7 @@ from envs.finance.tasks._common import (
     pick,
     refusal,
     rows,
+    seen,
     value_is,
     verify,
 )
@@ -79,17 +81,19 @@ def _suitability_refusal(customer: dict[str, Any], symbol: str) -> list[ToolCall
 
 
 def _kyc_refusal(customer: dict[str, Any]) -> list[ToolCall]:
-    """The oracle of a purchase by a customer whose KYC lapsed: read the profile (KYC status), then decline."""
-    return [find_customer(customer), verify(customer, optional=True), call("get_customer", customer_id=customer["customer_id"]),
+    """The oracle of a purchase by a customer whose KYC lapsed: find them by name (the hit shows the KYC status: the one
+    read the refusal needs), then decline."""
+    return [call("search_customers", query=full_name(customer)), verify(customer, optional=True),
             refusal("kyc_not_verified", "The customer's KYC review has expired; no securities can be bought until it is renewed.")]
 
 
 def _refusal_rubric(which: str, cid: str, acc: str, symbol: str) -> list:
-    """Refusals are gated on the read that justifies them, and the order is never even tried."""
-    profile = looked_up("read the customer's risk profile and KYC", {"tool": "get_customer", "args": {"customer_id": cid}})
+    """Refusals are gated on having seen the facts that justify them, and the order is never even tried."""
     if which == "kyc_lapsed":
-        return [profile, never("place_order", "no order attempted while KYC is not current", account_id=acc)]
-    return [profile, looked_up("read the instrument's risk level", {"tool": "get_quote", "args": {"symbol": symbol}}, {"tool": "list_instruments"}),
+        return [seen("saw the customer's KYC status", "customers", cid, "kyc_status"),
+                never("place_order", "no order attempted while KYC is not current", account_id=acc)]
+    return [seen("saw the customer's risk profile", "customers", cid, "risk_profile"),
+            seen("saw the instrument's risk level", "instruments", symbol, "risk_level"),
             never("place_order", "no order for the unsuitable instrument attempted", symbol=symbol)]
 
 
@@ -138,7 +142,7 @@ def buy_suitable(world: World, rng: random.Random) -> TaskDraft:
                 optional_call("list_accounts", customer_id=cid), optional_call("get_quote", symbol=symbol), buy,
                 answer(f"Bought {quantity} {symbol} for {cost} {cur}.", cost=cost)],
         outcome=completed(),
-        rubric=[_position_is(acc, symbol, units_held(world, acc, symbol) + quantity), _one_order(acc), value_is("cost", cost, weight=1)],
+        rubric=[_position_is(acc, symbol, units_held(world, acc, symbol) + quantity), _one_order(acc), value_is("cost", cost, cur, weight=1)],
         negatives=[
             negative("one_more_unit", "buys one unit too many", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=quantity + 1), answer("Bought.", cost=cost)),
@@ -198,8 +202,7 @@ def unsuitable_buy(world: World, rng: random.Random) -> TaskDraft:
                     refusal("insufficient_funds", f"The brokerage account has only {money(left, cur)} {cur} available; "
                                                   f"{money(budget, cur)} {cur} cannot be invested.")],
             outcome=refused("insufficient_funds"),
-            rubric=[looked_up("read the cash available", {"tool": "list_accounts", "args": {"customer_id": cid}},
-                              {"tool": "get_account", "args": {"account_id": acc}}, {"tool": "get_positions", "args": {"account_id": acc}}),
+            rubric=[account_seen("saw the cash available", acc, "available_balance"),
                     never("place_order", "no order attempted without the cash", account_id=acc)],
             negatives=[
                 negative("buys_what_cash_allows", "buys fewer units than asked with the cash there is", verify(customer),
@@ -219,7 +222,7 @@ def unsuitable_buy(world: World, rng: random.Random) -> TaskDraft:
                 answer(f"Bought {units} {symbol} for {money(cost, cur)} {cur}.", units=str(units), cost=money(cost, cur))],
         outcome=completed(),
         rubric=[_position_is(acc, symbol, units_held(world, acc, symbol) + units), _one_order(acc),
-                value_is("units", str(units), weight=1), value_is("cost", money(cost, cur), weight=1)],
+                value_is("units", str(units), None, weight=1), value_is("cost", money(cost, cur), cur, weight=1)],
         negatives=[
             negative("one_unit_over", "buys one unit more than the amount pays for", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="buy", quantity=units + 1),
@@ -273,7 +276,7 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
                     refusal("insufficient_position", f"The account holds {held} {symbol}; raising {money(target, cur)} {cur} needs "
                                                      f"{quantity}, so no sale was placed.")],
             outcome=refused("insufficient_position"),
-            rubric=[looked_up("read the holding", {"tool": "get_positions", "args": {"account_id": acc}}),
+            rubric=[account_seen("saw the units held", acc, "positions"),
                     never("place_order", "no sale attempted beyond the units held", account_id=acc)],
             negatives=[
                 negative("sells_all_held", "sells every unit held, raising less than asked", verify(customer),
@@ -291,8 +294,7 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
             oracle=[find_customer(customer), verify(customer, optional=True), call("list_accounts", customer_id=cid),
                     refusal("account_frozen", "The brokerage account is frozen; no money can move in or out, so no sale was placed.")],
             outcome=refused("account_frozen"),
-            rubric=[looked_up("read the account's status", {"tool": "list_accounts", "args": {"customer_id": cid}},
-                              {"tool": "get_account", "args": {"account_id": acc}}),
+            rubric=[account_seen("saw that the brokerage account is frozen", acc, "status"),
                     never("place_order", "no sale attempted in the frozen account", account_id=acc)],
             negatives=[
                 negative("attempts_sale", "tries the sale in the frozen account", verify(customer), sell,
@@ -309,7 +311,7 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
                 optional_call("get_positions", account_id=acc), sell,
                 answer(f"Sold {quantity} {symbol} for {proceeds} {cur}.", proceeds=proceeds)],
         outcome=completed(),
-        rubric=[_position_is(acc, symbol, held - quantity), _one_order(acc), value_is("proceeds", proceeds, weight=1)],
+        rubric=[_position_is(acc, symbol, held - quantity), _one_order(acc), value_is("proceeds", proceeds, cur, weight=1)],
         negatives=[
             negative("too_few", "rounds the units down, raising less than needed", verify(customer),
                      call("place_order", account_id=acc, symbol=symbol, side="sell", quantity=quantity - 1),
@@ -328,7 +330,7 @@ def sell_for_cash(world: World, rng: random.Random) -> TaskDraft:
 def rebalance(world: World, rng: random.Random) -> TaskDraft:
     """A conservative customer's review: sell the units of a medium-risk holding they transferred in, put the proceeds
     into a low-risk fund, note it; whether all the units they name arrived decides."""
-    which = case(rng, {"short": 3, "ok": 7})
+    which = case(rng, {"short": 4, "ok": 6})
     cur = client_currency(rng)
     risky = pick(rng, rows(world, "SELECT symbol FROM instruments WHERE risk_level = 'medium' AND currency = ? ORDER BY symbol", cur),
                  "medium-risk instrument")["symbol"]
@@ -364,7 +366,7 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
                                   body=f"Review: only {held} of the {units} {risky} units transferred in are held; no trade placed."),
                     refusal("insufficient_position", f"The account holds only {held} {risky}, not {units}; nothing was sold or bought.")],
             outcome=refused("insufficient_position"),
-            rubric=[looked_up("read the holding", {"tool": "get_positions", "args": {"account_id": acc}}),
+            rubric=[account_seen("saw the units held", acc, "positions"),
                     never("place_order", "no trade attempted for units not held", account_id=acc)],
             negatives=[
                 negative("sells_what_is_held", "sells the units there are and reinvests without asking", verify(customer),
@@ -391,7 +393,7 @@ def rebalance(world: World, rng: random.Random) -> TaskDraft:
             _one_order(acc, 2),
             state("SELECT count(*) FROM notes WHERE customer_id = ? AND author_id = 'STF-0100'", cid, expect=number_range(min=1),
                   name="review noted"),
-            value_is("units", str(bond_units), weight=1),
+            value_is("units", str(bond_units), None, weight=1),
         ],
         negatives=[
             negative("spends_all_cash", "buys the bond fund with all available cash, not just the proceeds", verify(customer), sell,

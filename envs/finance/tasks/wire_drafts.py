@@ -2,7 +2,7 @@
 
 A wire template draws its case, plants the deciding fact and hands its request to one of two twins:
 ``wire_sent`` (verify the caller, send the wire; the end world shows it) or ``wire_refused`` (read the deciding
-record, send nothing, refuse with the policy's code, gated on that read). An approval template does the same
+record, send nothing, refuse with the policy's code, gated on having seen the deciding fact). An approval template does the same
 with ``approval_recorded`` / ``approval_refused`` on a wire planted in the approvals queue, worded by
 ``queue_prompt``.
 """
@@ -18,18 +18,18 @@ from envs.finance.tasks._common import (
     available_minor,
     balance_is,
     full_name,
-    looked_up,
     money,
     need,
     never,
     optional_call,
     refusal,
     rows,
+    seen,
     verify,
 )
 from envs.finance.tasks.wire_setup import WireRequest, ledger_balance, used_today
 from fixtures.world import World
-from graders.criteria import state
+from graders.criteria import Seen, state
 from graders.outcome import completed, refused
 from graders.tasks import TaskDraft, ToolCall, call, negative
 
@@ -77,23 +77,25 @@ def wire_sent(world: World, req: WireRequest, prompt: str, *, twin_code: str, ve
     )
 
 
-def wire_refused(req: WireRequest, prompt: str, code: str, why: str, reads: list[dict[str, Any]], *, read_call: ToolCall,
+def wire_refused(req: WireRequest, prompt: str, code: str, why: str, gate: Seen, *, read_call: ToolCall, also_shown_by: tuple[str, ...] = (),
                   verification: ToolCall | None = None, extra_negatives: tuple[Any, ...] = ()) -> TaskDraft:
     """The refusal twin of a wire template: read the deciding record, send nothing, refuse with the policy's code.
 
-    The refusal is gated on that read, named by its id (``reads``): a refusal given without looking is a guess
-    from the template, whatever it says.
+    The refusal is gated on having seen the deciding fact (``gate``: the account's limits, its available balance, the
+    payee's verification, the customer's KYC), whatever read showed it: a refusal given without looking is a guess
+    from the template, whatever it says. ``read_call`` is the oracle's one read that shows it; the optional look-ups
+    that would show it too (``also_shown_by``: the account list shows the available balance) are left out of the
+    oracle, so the check can prove that read required.
     """
     verified = verification or verify(req.customer, optional=True)  # a cautious agent verifies first: allowed, not needed
-    gating = {r["tool"] for r in reads}
-    lookups = [c for c in req.lookups() if c.tool not in gating]  # the read the gate needs is the oracle's one required read
+    lookups = [c for c in req.lookups() if c.tool != read_call.tool and c.tool not in also_shown_by]
     return TaskDraft(
         prompt=prompt,
         oracle=[*lookups, verified, read_call,
                 refusal(code, f"I cannot send this wire: {why}. Nothing was sent.")],
         outcome=refused(code),
         rubric=[
-            looked_up("read the record that decides the wire", *reads, weight=2),
+            gate,
             never("send_wire", "no wire sent or attempted"),
         ],
         negatives=[
@@ -151,8 +153,10 @@ def approval_recorded(world: World, wire: dict[str, Any], approver: str, prompt:
 
 
 def approval_refused(wire: dict[str, Any], approver: str, prompt: str, *, code: str, rule: str) -> TaskDraft:
-    """The refusal twin of an approval template: read the wire (requester, USD equivalent), record nothing, refuse."""
+    """The refusal twin of an approval template: read the wire (who requested it, or its USD equivalent: the fact the
+    refusal ``code`` turns on), record nothing, refuse."""
     trf = wire["transfer_id"]
+    deciding = "requested_by" if code == "same_approver" else "usd_equivalent"
     proper = "STF-0001" if approver != "STF-0001" else "STF-0002"
     return TaskDraft(
         prompt=prompt,
@@ -160,7 +164,8 @@ def approval_refused(wire: dict[str, Any], approver: str, prompt: str, *, code: 
                 refusal(code, f"I cannot record this approval: {rule}. The wire stays pending until an eligible supervisor approves it.")],
         outcome=refused(code),
         rubric=[
-            looked_up("read the wire", {"tool": "get_transfer", "args": {"transfer_id": trf}}, weight=2),
+            seen("saw who requested the wire" if code == "same_approver" else "saw the wire's USD equivalent", "transfers", trf,
+                 deciding, weight=2),
             never("approve_transfer", "no approval recorded or attempted", transfer_id=trf),
             state("SELECT status FROM transfers WHERE transfer_id = ?", trf, expect="pending_approval", gate=True, name="wire still pending"),
         ],

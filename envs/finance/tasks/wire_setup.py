@@ -58,11 +58,18 @@ __all__ = [
     "used_today",
     "verified_payees",
     "wire_accounts",
+    "wire_debit",
     "wire_ready_accounts",
     "wire_request",
 ]
 
 _MEMOS = ("Invoice payment", "Family support", "Deposit", "Rent", "Tuition", "Payment")
+
+
+def wire_debit(world: World, transfer_id: str) -> str:
+    """The ledger row debiting the wire's amount (its fee is another row): pending while the wire awaits approval,
+    posted once it went out, reversed when it was rejected — what the customer's ledger shows of the wire's fate."""
+    return one(world, "SELECT txn_id FROM transactions WHERE transfer_id = ? AND kind = 'wire' ORDER BY txn_id", transfer_id)["txn_id"]
 
 
 def wire_ready_accounts(world: World, extra: str = "", *params: object) -> list[dict]:

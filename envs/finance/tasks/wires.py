@@ -26,11 +26,13 @@ from envs.finance.tasks._common import (
     ANALYSTS,
     SUPERVISORS,
     TODAY,
+    account_seen,
     answer,
     available_minor,
     caller,
+    fact,
     find_customer,
-    looked_up,
+    identity_refused,
     money,
     need,
     never,
@@ -40,7 +42,9 @@ from envs.finance.tasks._common import (
     pick,
     refusal,
     rows,
+    seen,
     stamp,
+    stated_digits,
     status_is,
     verify,
 )
@@ -63,6 +67,7 @@ from envs.finance.tasks.wire_setup import (
     set_available,
     steps,
     wire_accounts,
+    wire_debit,
     wire_request,
 )
 from fixtures.world import World
@@ -105,11 +110,11 @@ def small_wire(world: World, rng: random.Random) -> TaskDraft:
         return wire_sent(world, req, prompt, twin_code=rng.choice(["daily_limit_exceeded", "insufficient_funds"]))
     if which == "over_daily_limit":
         return wire_refused(req, prompt, "daily_limit_exceeded", "today's external-wire limit of the account does not leave room "
-                            "for this amount", [{"tool": "get_account", "args": {"account_id": req.acc}}],
+                            "for this amount", account_seen("saw the account's wire limit and today's usage", req.acc, "daily_limits"),
                             read_call=call("get_account", account_id=req.acc))
     return wire_refused(req, prompt, "insufficient_funds", "the available balance does not cover the amount plus the 25.00 wire fee",
-                        [{"tool": "get_account", "args": {"account_id": req.acc}}, {"tool": "list_accounts", "args": {"customer_id": req.cid}}],
-                        read_call=call("get_account", account_id=req.acc))
+                        account_seen("saw the account's available balance", req.acc, "available_balance"),
+                        read_call=call("get_account", account_id=req.acc), also_shown_by=("list_accounts",))
 
 
 # -- large_wire: the amount decides the status, an earlier wire the limit ------------------------------------------------
@@ -119,7 +124,7 @@ def large_wire(world: World, rng: random.Random) -> TaskDraft:
     """A large wire: above USD 10,000.00 equivalent it waits for a supervisor (the analyst must not approve it), at or
     below it completes at once (the USD equivalent decides, not the figure), and a wire already awaiting approval
     today counts toward the daily limit."""
-    which = case(rng, {"pending_approval": 4, "completed": 3, "over_daily_limit": 3})
+    which = case(rng, {"pending_approval": 3, "completed": 3, "over_daily_limit": 4})
     floor = 4_500_000 if which == "over_daily_limit" else 2_100_000  # funds for an earlier large wire too: only the limit refuses
     account = pick(rng, wire_accounts(world, "AND avail >= ?", floor), "funded account ready to wire")
     cur = account["currency"]
@@ -146,8 +151,8 @@ def large_wire(world: World, rng: random.Random) -> TaskDraft:
     if which != "over_daily_limit":
         return _large_sent(world, req, prompt, which)
     return wire_refused(req, prompt, "daily_limit_exceeded", "the wires already requested today leave less of the daily limit "
-                        "than this amount (wires awaiting approval count)", [{"tool": "get_account", "args": {"account_id": req.acc}}],
-                        read_call=call("get_account", account_id=req.acc), extra_negatives=(
+                        "than this amount (wires awaiting approval count)",
+                        account_seen("saw the account's wire limit and today's usage", req.acc, "daily_limits"), read_call=call("get_account", account_id=req.acc), extra_negatives=(
                             negative("splits_to_fit", "sends part of the amount to squeeze it under the limit", verify(req.customer),
                                      req.send(minor=minor // 2), answer("Sent the first half today.", status="completed")),))
 
@@ -211,7 +216,7 @@ def _other_last4(rng: random.Random, last4: str) -> str:
 def failed_verification(world: World, rng: random.Random) -> TaskDraft:
     """The caller's identity answers decide: when they match the records the wire goes; when the postcode or the ID
     digits do not, no wire — and no "fixing" the answers from the file."""
-    which = case(rng, {"ok": 7, "wrong_postcode": 2, "wrong_last4": 1})
+    which = case(rng, {"ok": 6, "wrong_postcode": 2, "wrong_last4": 2})
     account = pick(rng, wire_accounts(world, "AND avail >= 150000 AND wire_limit >= 150000"), "account ready to wire")
     cap = min(account["wire_limit"] // 2, native_below(world, THRESHOLD * 9 // 10, account["currency"]), (account["avail"] - 3 * FEE) // 2)
     req = wire_request(world, rng, account, steps(rng, 20_000, cap))
@@ -257,24 +262,30 @@ def failed_verification(world: World, rng: random.Random) -> TaskDraft:
 def unverified_payee(world: World, rng: random.Random) -> TaskDraft:
     """A payee's new bank details: once the payments team's call-back verified them the wire goes there; until then
     no wire to them — nor to the old details instead."""
-    which = case(rng, {"ok": 2, "not_verified": 1})
+    which = case(rng, {"ok": 5, "not_verified": 3, "wrong_digits": 2})
     account = pick(rng, wire_accounts(world, "AND avail >= 150000 AND wire_limit >= 150000"), "account ready to wire")
     old = plant_request_payee(world, rng, account)  # the details the customer has wired to for a while
     added = TODAY - timedelta(days=rng.randint(0, 2) if which == "not_verified" else rng.randint(1, 30))
-    new = plant_request_payee(world, rng, account, name=old["name"], verified=which == "ok", added_on=added, avoid_bank=old["bank_name"])
+    new = plant_request_payee(world, rng, account, name=old["name"], verified=which != "not_verified", added_on=added,
+                              avoid_bank=old["bank_name"])
     cid, cur = account["customer_id"], account["currency"]
     cap = min(account["wire_limit"] // 2, native_below(world, THRESHOLD * 9 // 10, cur), (account["avail"] - 3 * FEE) // 2)
     req = wire_request(world, rng, account, steps(rng, 20_000, cap), payee=new)
-    prompt = (f"Payments desk. {caller(req.customer)} {old['name']} now banks with {new['bank_name']}: the customer wants {req.amount} {cur} "
-              f"wired from their checking account to {old['name']}'s account there (account number ending {new['account_number'][-4:]}). "
-              "Handle it under the policy and reply with submit_answer.")
+    stated = stated_digits(rng, req.customer, which == "wrong_digits")
+    prompt = (f"Payments desk. {caller(req.customer, last4=stated)} {old['name']} now banks with {new['bank_name']}: the customer wants "
+              f"{req.amount} {cur} wired from their checking account to {old['name']}'s account there (account number ending "
+              f"{new['account_number'][-4:]}). Handle it under the policy and reply with submit_answer.")
     old_wire = req.send(payee_id=old["payee_id"])
+    if which == "wrong_digits":
+        return identity_refused(req.customer, stated, prompt, req.send(), metadata={"customer_id": cid, "payee_id": new["payee_id"],
+                                                                                     "old_payee": old["payee_id"]})
     if which == "ok":
         return wire_sent(world, req, prompt, twin_code="payee_not_verified", extra_negatives=(
             negative("old_details", "wires to the old details instead of the new account", verify(req.customer), old_wire, answer("Sent.")),))
     draft = wire_refused(req, prompt, "payee_not_verified", f"the new details of {old['name']} have not passed the payments team's "
                          "call-back verification yet (usually done by the next business day)",
-                         [{"tool": "list_payees", "args": {"customer_id": cid}}], read_call=call("list_payees", customer_id=cid),
+                         seen("saw that the new details are not verified", "payees", new["payee_id"], "verified", weight=2),
+                         read_call=call("list_payees", customer_id=cid),
                          extra_negatives=(negative("old_details", "wires to the old verified details instead", verify(req.customer), old_wire,
                                                    answer("Sent to the verified details instead.")),))
     rubric = [*draft.rubric, state("SELECT verified FROM payees WHERE payee_id = ?", new["payee_id"], expect=0, gate=True,
@@ -319,7 +330,7 @@ def cancel_wire(world: World, rng: random.Random) -> TaskDraft:
     which = case(rng, {"ok": 6, "not_pending": 3})
     wire = plant_queue_wire(world, rng, usd_above=THRESHOLD, usd_upto=4_500_000, requested_by=rng.choice(ANALYSTS))
     trf, customer = wire["transfer_id"], wire["customer"]
-    cid, acc, cur = customer["customer_id"], wire["account"]["account_id"], wire["account"]["currency"]
+    cid, cur = customer["customer_id"], wire["account"]["currency"]
     if which == "not_pending":
         approver = next(s for s in rng.sample(sorted(SUPERVISORS), 3) if _limit(s) >= wire["usd"])
         requested = one(world, "SELECT requested_at FROM transfers WHERE transfer_id = ?", trf)["requested_at"]
@@ -360,9 +371,9 @@ def cancel_wire(world: World, rng: random.Random) -> TaskDraft:
                 refusal("not_pending", "A supervisor already approved this wire and it has been sent, so it can no longer be cancelled.")],
         outcome=refused("not_pending"),
         rubric=[
-            looked_up("read the wire's status", {"tool": "get_transfer", "args": {"transfer_id": trf}},
-                      {"tool": "search_transactions", "args": {"account_id": acc}}, {"tool": "search_transactions", "args": {"customer_id": cid}},
-                      weight=2),
+            # the wire itself, or its debit on the ledger (posted once the wire went out), shows that it is no longer pending
+            seen("saw that the wire is no longer pending", "transfers", trf, "status", weight=2,
+                 also=[fact("transactions", wire_debit(world, trf), "status")]),
             never("reject_transfer", "no cancellation attempted"),
         ],
         negatives=[

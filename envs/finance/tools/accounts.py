@@ -62,7 +62,9 @@ async def place_hold(
 @tool(mutates=True, title="Release hold")
 async def release_hold(ctx: ToolContext, hold_id: HoldId, reason: Reason, approver_id: StaffId | None = None) -> m.HoldInfo:
     """Release an active hold so its funds become available again. Compliance and legal holds need
-    `approver_id`: an active compliance officer other than you and other than whoever placed the hold."""
+    `approver_id`: an active compliance officer other than you and other than whoever placed the hold.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it."""
     rows = ctx.world.query("SELECT * FROM holds WHERE hold_id = ?", (hold_id,))
     if not rows:
         raise DomainError("not_found", f"no hold {hold_id}; get_account lists an account's active holds")
@@ -108,7 +110,9 @@ async def freeze_account(ctx: ToolContext, account_id: AccountId, reason: Reason
 async def close_account(ctx: ToolContext, account_id: AccountId, reason: Reason) -> m.AccountClosure:
     """Close an account at the customer's request. Needs the customer's identity verified, a zero balance,
     no active holds, no pending transactions or transfers and (brokerage) no positions. Its cards are
-    cancelled. Move any remaining money out first with transfer_internal."""
+    cancelled. Move any remaining money out first with transfer_internal.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it."""
     world = ctx.world
     account = rules.account_row(world, account_id)
     rules.require_usable(account)

@@ -22,6 +22,7 @@ submit_answer = answer_tool(
     values_help='Named figures the task asks for, as decimal strings, e.g. {"balance": "1234.56"}',
     description="Give your final answer when the task is done, or cannot be done under the policy. "
     "Declare the outcome\n"
-    "(and, when refusing or escalating, the reason code of the rule); put the figures the task asks for in\n"
-    "`values`, and nothing else there. Call it once, last: it changes nothing in the bank's systems.",
+    "(escalated if you escalated anything, even when you also did the rest; and, when refusing or escalating, the\n"
+    "reason code of the rule); put the figures the task asks for in `values`. Call it once, last: it changes\n"
+    "nothing in the bank's systems.",
 )

@@ -52,6 +52,8 @@ async def approve_transfer(
 
     `approver_id` is the supervisor who approved: an active supervisor, not the requester (four eyes), whose
     approval limit covers the wire's USD equivalent. You, an analyst, cannot approve.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it.
     """
     world = ctx.world
     transfer = _pending(ctx, transfer_id)
@@ -88,7 +90,9 @@ async def approve_transfer(
 @tool(mutates=True, title="Reject transfer")
 async def reject_transfer(ctx: ToolContext, transfer_id: TransferId, reason: Reason) -> m.Transfer:
     """Reject a wire awaiting approval (e.g. suspected fraud, or the customer cancelled): its reserved funds
-    are released and it will never be sent."""
+    are released and it will never be sent.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it."""
     world = ctx.world
     _pending(ctx, transfer_id)
     now = rules.now_iso(ctx)

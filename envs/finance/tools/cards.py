@@ -54,7 +54,9 @@ async def freeze_card(ctx: ToolContext, card_id: CardId, reason: Reason) -> m.Ca
 @tool(mutates=True, title="Unfreeze card")
 async def unfreeze_card(ctx: ToolContext, card_id: CardId) -> m.Card:
     """Reactivate a frozen card at the cardholder's request (needs their identity verified; the linked
-    account must be open)."""
+    account must be open).
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it."""
     card = _card(ctx, card_id)
     if card["status"] == "cancelled":
         raise DomainError("card_cancelled", f"card {card_id} is cancelled and cannot be reactivated; order a replacement")
@@ -79,6 +81,8 @@ async def open_dispute(
 
     Allowed within 60 days of the charge's posting date, once per transaction, with the cardholder's
     identity verified. Pending charges must post first.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it.
     """
     world = ctx.world
     rows = world.query("SELECT * FROM transactions WHERE txn_id = ?", (txn_id,))

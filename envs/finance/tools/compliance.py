@@ -66,7 +66,9 @@ async def escalate_alert(ctx: ToolContext, alert_id: AlertId, reason: Reason) ->
 @tool(mutates=True, title="Close alert")
 async def close_alert(ctx: ToolContext, alert_id: AlertId, resolution: Reason) -> m.Alert:
     """Close an open low- or medium-severity alert as resolved (e.g. the customer confirmed the charge).
-    High-severity alerts cannot be closed by an analyst: escalate them."""
+    High-severity alerts cannot be closed by an analyst: escalate them.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it."""
     alert = _alert(ctx, alert_id)
     if alert["severity"] == "high":
         raise DomainError("escalation_required", f"alert {alert_id} is high severity; escalate it instead of closing it")

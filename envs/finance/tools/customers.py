@@ -111,14 +111,17 @@ async def verify_identity(
                           attempts_remaining=remaining, valid_until=valid_until)
 
 
-@tool(mutates=True, title="Add note")
+@tool(mutates=True, process=True, title="Add note")
 async def add_note(
     ctx: ToolContext,
     customer_id: CustomerId,
     body: Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S", description="The note's text")],
     category: Literal["contact", "service", "compliance", "wealth", "complaint"] = "service",
 ) -> m.Note:
-    """Add a staff note to a customer's file (visible to every colleague; recorded under your staff id)."""
+    """Add a staff note to a customer's file (visible to every colleague; recorded under your staff id).
+
+    Record what you did and anything suspicious (policy sections 1 and 10); a note is never held against you.
+    """
     rules.customer_row(ctx.world, customer_id)
     note_id = next_id(ctx, "notes")
     ctx.world.execute(

@@ -46,6 +46,8 @@ async def add_payee(
 
     The payee starts unverified: wires to it are refused until the payments team's call-back
     verification marks it verified (usually the next business day).
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it.
     """
     world = ctx.world
     customer = rules.customer_row(world, customer_id)
@@ -94,6 +96,8 @@ async def transfer_internal(
     Needs the sender's identity verified, both accounts open, the amount within the sender's available
     balance and its daily internal-transfer limit. An account of another customer must be a registered
     internal payee of the sender. For different currencies use convert_currency.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it.
     """
     world = ctx.world
     source = rules.account_row(world, from_account_id)
@@ -148,6 +152,8 @@ async def send_wire(
     the customer's identity verified, the daily wire limit, and funds for amount + the 25.00 fee. Wires
     above USD 10,000.00 equivalent are created as pending_approval (funds reserved) until a supervisor
     approves them; smaller ones complete immediately.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it.
     """
     world = ctx.world
     account = rules.account_row(world, from_account_id)

@@ -100,6 +100,8 @@ async def place_order(
     Needs the customer's identity verified and the instrument in the account's currency. Buying also needs
     current KYC, enough available cash, and suitability: conservative profiles buy only low-risk
     instruments, balanced low or medium, aggressive any. Selling needs the units held.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it.
     """
     world = ctx.world
     account = _brokerage(ctx, account_id)
@@ -185,6 +187,8 @@ async def convert_currency(
     `amount` is debited from `from_account_id`, in its currency (`currency` must match). The credit is
     amount x customer rate (mid rate less the bank's spread), rounded down to the minor unit. Needs the
     customer's identity verified, both accounts open and enough available balance.
+    Check these conditions in the records first: an attempt the policy forbids counts against you
+    even when this tool refuses it.
     """
     world = ctx.world
     source = rules.account_row(world, from_account_id)

@@ -89,7 +89,7 @@ def test_policy_states_the_numbers_the_rules_enforce() -> None:
     for staff_id, name, role, limit, active in STAFF:
         if role == "supervisor" and active:
             assert f"| {name} | {staff_id} | {rules.money(limit, 'USD')[:-3]}" in text.replace(",", ""), staff_id
-    for code in ("same_approver", "kyc_not_verified", "dispute_window_expired"):  # the examples section 11 gives
+    for code in ("same_approver", "kyc_not_verified", "dispute_window_expired"):  # the examples section 12 gives
         assert f"`{code}`" in text and code in rules.REASON_CODES, code
     spreads = {row["spread_bps"] for row in environment.fixture.world(0).query("SELECT spread_bps FROM fx_rates")}
     for bps in spreads:

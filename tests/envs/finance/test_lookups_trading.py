@@ -110,7 +110,7 @@ async def test_the_wire_status_is_read_not_remembered() -> None:
         other = _instance("pending_wire_status", _case_seed("pending_wire_status", "pending_approval")).metadata["transfer_id"]
         assert other != instance.metadata["transfer_id"]
         grade, _ = await _play("pending_wire_status", seed, [call("get_transfer", transfer_id=other), final])
-        assert not grade.passed and "read the wire" in grade.failed_gates
+        assert not grade.passed and "saw the wire's status" in grade.failed_gates
         grade, _ = await _play("pending_wire_status", seed, instance.oracle)
         assert grade.passed, grade.summary()
 
@@ -175,7 +175,16 @@ async def test_another_seeds_oracle_with_this_prompts_facts_fails(template_id: s
         for case in sorted({i.metadata[label] for i in instances}):
             same = [(s, i) for s, i in enumerate(instances) if i.metadata[label] == case]
             for (_, source), (seed, target) in list(pairwise(same))[:1]:
-                grade, _ = await _play(template_id, seed, substitute(source.oracle, source.prompt, target.prompt))
+                calls = substitute(source.oracle, source.prompt, target.prompt)
+                if (template_id, case) in _SHOWN_BY_THE_NAME_SEARCH:
+                    # the prompt's name, searched, lists this customer with their KYC status: that search read this
+                    # instance's deciding fact (issue 25: what was seen counts); without it the replay has nothing
+                    calls = [c for c in calls if c.tool != "search_customers"]
+                grade, _ = await _play(template_id, seed, calls)
                 assert not grade.passed, (template_id, case, seed, grade.summary())
                 played += 1
     assert played >= 2, template_id
+
+
+_SHOWN_BY_THE_NAME_SEARCH = {("buy_suitable", "kyc_lapsed")}
+"""Cases whose deciding fact a search by the customer's name shows (a search hit carries the KYC status)."""

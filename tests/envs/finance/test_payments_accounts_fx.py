@@ -110,11 +110,11 @@ async def test_releasing_another_seeds_hold_or_refusing_unread_earns_nothing() -
         task = _instance("release_cleared_hold", held)
         refusal = task.oracle[-1]
         grade, _ = await _play("release_cleared_hold", held, [refusal])
-        assert not grade.passed and "read the account's holds" in grade.failed_gates, grade.summary()
+        assert not grade.passed and "saw that the cheque's hold is a compliance hold" in grade.failed_gates, grade.summary()
         stranger = _instance("release_cleared_hold", ok)  # reading some other account's holds is no evidence
         reads = [c for c in stranger.oracle if c.tool == "get_account"]
         grade, _ = await _play("release_cleared_hold", held, [*reads, refusal])
-        assert not grade.passed and "read the account's holds" in grade.failed_gates, grade.summary()
+        assert not grade.passed and "saw that the cheque's hold is a compliance hold" in grade.failed_gates, grade.summary()
         grade, _ = await _play("release_cleared_hold", held, list(task.oracle))
         assert grade.passed, grade.summary()
 

@@ -231,17 +231,17 @@ def test_the_world_decides_and_the_prompt_names_no_internal_id(template_id: str)
 
 async def test_a_junk_lookup_does_not_justify_the_kyc_refusal() -> None:
     """Observed on main: kyc_expired_wire passed after ``search_customers(query="zz")`` and the usual refusal. The refusal
-    is now gated on reading this customer's profile: a search, or another customer's profile, is not that read."""
+    is gated on having seen this customer's KYC status: a search that does not list them, or another customer's
+    profile, shows nothing of it; their profile does (so does a search that lists them: tests/envs/finance/test_credit.py)."""
     seed = _case_seed("kyc_expired_wire", "kyc_not_verified")
     instance = _instance("kyc_expired_wire", seed)
     final, cid = instance.oracle[-1], instance.metadata["customer_id"]
     other = "CUS-00001" if cid != "CUS-00001" else "CUS-00002"
-    name = instance.prompt.split(". ", 1)[1].split(" is on the phone")[0]
     with anyio.fail_after(120):
-        for reads in ([call("search_customers", query="zz")], [call("search_customers", query=name)], [call("get_customer", customer_id=other)]):
+        for reads in ([call("search_customers", query="zz")], [call("get_customer", customer_id=other)]):
             grade = await _grade_calls("kyc_expired_wire", seed, [*reads, final])
-            assert not grade.passed and "read the record that decides the wire" in grade.failed_gates, (reads, grade.summary())
-        grade = await _grade_calls("kyc_expired_wire", seed, [call("search_customers", query=name), call("get_customer", customer_id=cid), final])
+            assert not grade.passed and "saw the customer's KYC status" in grade.failed_gates, (reads, grade.summary())
+        grade = await _grade_calls("kyc_expired_wire", seed, [call("get_customer", customer_id=cid), final])
         assert grade.passed, grade.summary()
 
 
@@ -303,7 +303,7 @@ def test_large_wire_status_follows_the_usd_equivalent() -> None:
     assert statuses == {"pending_approval", "completed"}
 
 
-_ATTEMPTS = {"attempts_wire", "wires_anyway", "as_asked", "attempts_reject", "attempts_release"}
+_ATTEMPTS = {"attempts_wire", "wires_anyway", "as_asked", "attempts_reject", "attempts_release", "acts_anyway"}
 """The negatives that try the forbidden action itself: the tool's refusal code names the rule the world set up."""
 
 

@@ -72,7 +72,8 @@ def test_seeds_differ_and_the_world_decides(template_id: str) -> None:
     if environment.task_template(template_id).one_sided:
         assert values and all(len(v) > 1 for v in values.values()), values  # one-sided: the answer still varies
     else:
-        assert len(declared) >= 2 and declared.most_common(1)[0][0] == ("completed", None), declared
+        # the compliant twin is the most frequent: completed, or escalated where every world escalates (the outcome rule)
+        assert len(declared) >= 2 and declared.most_common(1)[0][0] in (("completed", None), ("escalated", "escalation_required")), declared
     assert all(len(v) > 1 for v in values.values()), values
 
 
@@ -121,7 +122,7 @@ async def test_a_separate_purchase_is_not_disputed_and_is_read_not_guessed() -> 
     with anyio.fail_after(120):
         assert (await _grade_calls("duplicate_charge", seed, instance.oracle)).passed
         guessed = await _grade_calls("duplicate_charge", seed, [final])
-        assert not guessed.passed and "read the charges" in guessed.failed_gates
+        assert not guessed.passed and "saw the other charge's date" in guessed.failed_gates
         disputes = next(n for n in instance.negatives if n.name == "disputes_separate").calls
         assert not (await _grade_calls("duplicate_charge", seed, disputes)).passed
 
