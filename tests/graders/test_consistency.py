@@ -35,7 +35,7 @@ def test_a_card_issued_after_its_planted_charges_is_reported() -> None:
         world.execute("UPDATE cards SET issued_on = '2099-01-01' WHERE card_id = ?", (card,))
         problems = timeline_problems(env, world)
         assert any(f"planted cards ['{card}']" in p and "later than transactions" in p for p in problems), problems
-        assert timeline_problems(finance, world) == []  # nothing declared: nothing checked
+        assert timeline_problems(dataclasses.replace(finance, timeline={}), world) == []  # nothing declared: nothing checked
     finally:
         world.release()
 
