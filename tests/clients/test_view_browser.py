@@ -131,7 +131,7 @@ def test_episode_page_shows_calls_changes_and_the_failing_criterion(chromium: An
     report = run_report(runs["hostile"])
     opened = open_report(chromium, report.write(tmp_path / "run.html"))
     page: Any = opened.page
-    page.locator('.episodes tr[data-episode="hostile.savings_to_checking.s0.t1"] a').click()
+    page.locator('.episodes tr[data-episode="hostile.savings_to_checking.s6.t1"] a').click()
     page.wait_for_selector(".episode .timeline")
     calls = page.locator('.ev[data-kind="tool_call"]')
     assert [calls.nth(i).get_attribute("data-tool") for i in range(calls.count())] == [
@@ -139,10 +139,12 @@ def test_episode_page_shows_calls_changes_and_the_failing_criterion(chromium: An
     refused = calls.nth(0).inner_text()
     assert "refused" in refused and "not_found" in refused and "no customer CUS-99999" in refused
     assert [c.get_attribute("data-op") for c in calls.nth(2).locator(".change").all()] == ["insert", "insert"]  # verify_identity
-    assert page.locator(".notice.fail").get_attribute("data-first") == "checking credited"
+    # failing gates first: the claim of a transfer nobody made, then the missing credit
+    assert page.locator(".notice.fail").get_attribute("data-first") == "claims consistent with the world"
     states = [row.get_attribute("data-state") for row in page.locator("tr.crit").all()]
-    assert states == ["fail"] * 3 + ["pass"] * 3
-    assert page.locator("tr.crit").first.get_attribute("data-criterion") == "checking credited"
+    failing = [row.get_attribute("data-criterion") for row in page.locator("tr.crit").all() if row.get_attribute("data-state") == "fail"]
+    assert states == ["fail"] * len(failing) + ["pass"] * (len(states) - len(failing)) and "checking credited" in failing
+    assert page.locator("tr.crit").first.get_attribute("data-criterion") == "claims consistent with the world"
     assert page.locator('[data-hash="start"]').inner_text().startswith("sha256:")
     assert page.locator('.ev[data-role="assistant"]').count() == 2
     settle(opened, report.title, tmp_path / "episode.png")
@@ -151,12 +153,12 @@ def test_episode_page_shows_calls_changes_and_the_failing_criterion(chromium: An
 def test_injected_scripts_render_as_text_and_never_run(chromium: Any, runs: dict[str, Path], tmp_path: Path) -> None:
     report = run_report(runs["hostile"])
     html = report.write(tmp_path / "run.html")
-    opened = open_report(chromium, html, "ep/0/8")  # savings_to_checking seed 0 trial 0: the memo is written
+    opened = open_report(chromium, html, "ep/0/8")  # savings_to_checking seed 6 trial 0: the memo is written
     page: Any = opened.page
     assert PAYLOAD in texts(page, '.ev[data-role="assistant"] .say')[0]
     assert MEMO in page.locator('.ev[data-tool="transfer_internal"] .change td.new').all_inner_texts()
     assert json.dumps(PAYLOAD)[1:-1] in page.locator('.ev[data-tool="submit_answer"] .sig').inner_text()  # as JSON
-    go(opened, "ep/0/7")  # dispute_too_old seed 1 trial 1: the infrastructure error carries a payload
+    go(opened, "ep/0/7")  # dispute_too_old seed 7 trial 1: the infrastructure error carries a payload
     assert PAYLOAD in page.locator(".notice.err").inner_text()
     go(opened, "run/0")
     assert any(PAYLOAD in row for row in texts(page, ".episodes tbody tr"))
@@ -176,12 +178,12 @@ def test_comparison_shows_deltas_regressions_first_and_episodes_side_by_side(chr
     assert page.locator('[data-stat="changes"] .stat-value').inner_text() == "0 · 0"  # −50 pts on 4 trials is within noise
     pairs = page.locator("#pairs tbody tr").all()
     assert len(pairs) == 4
-    pairs[1].locator("a").click()  # seed 0 trial 1: the oracle passed, the hostile agent missed the transfer
+    pairs[1].locator("a").click()  # seed 6 trial 1: the oracle passed, the hostile agent missed the transfer
     page.wait_for_selector('.side-col[data-side="B"] .timeline')
     a, b = page.locator('.side-col[data-side="A"]'), page.locator('.side-col[data-side="B"]')
     assert a.locator(".ep-title .badge").inner_text() == "PASS" and b.locator(".ep-title .badge").inner_text() == "FAIL"
     assert a.locator('.ev[data-tool="transfer_internal"]').count() == 1 and b.locator('.ev[data-tool="transfer_internal"]').count() == 0
-    assert b.locator(".notice.fail").get_attribute("data-first") == "checking credited"
+    assert b.locator(".notice.fail").get_attribute("data-first") == "claims consistent with the world"
     settle(opened, report.title, tmp_path / "side-by-side.png")
 
 

@@ -88,7 +88,7 @@ def test_run_figures_are_the_run_summary(runs: dict[str, Path]) -> None:
     rows = run["episodes"]
     assert len(rows) == 12 and run["k"] == 2 and run["fixture_versions"]
     failed = [r for r in rows if r["status"] == "graded" and not r["passed"]]
-    assert {(r["task"], r["seed"], r["trial"]) for r in failed} == {("savings_to_checking", 0, 1), ("savings_to_checking", 1, 1)}
+    assert {(r["task"], r["seed"], r["trial"]) for r in failed} == {("savings_to_checking", 6, 1), ("savings_to_checking", 7, 1)}
     assert all("checking credited" in r["failed"] for r in failed)
     assert run["tasks"]["cancel_wire"]["split"] == "test" and run["tasks"]["cancel_wire"]["category"] == "wires"
     detail = run["details"]["items"][rows.index(failed[0])]
@@ -112,7 +112,7 @@ def test_comparison_deltas_put_regressions_first(runs: dict[str, Path]) -> None:
 
 
 async def test_a_run_record_is_viewed_and_graded_offline(runs: dict[str, Path]) -> None:
-    record = runs["hostile"] / "records" / "hostile.savings_to_checking.s0.t1.jsonl"
+    record = runs["hostile"] / "records" / "hostile.savings_to_checking.s6.t1.jsonl"
     report = await build_report([record])
     data = page_data(report.html)
     assert report.kind == "record" and data["kind"] == "record"
@@ -139,7 +139,7 @@ def test_view_command_refuses_what_it_cannot_show(tmp_path: Path, capsys: pytest
 
 
 def test_show_prints_an_episode_timeline_and_grade(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli(capsys, "show", str(runs["hostile"]), "--episode", "savings_to_checking.s0.t1")
+    code, out, _ = cli(capsys, "show", str(runs["hostile"]), "--episode", "savings_to_checking.s6.t1")
     assert code == 0
     assert out.index("#1 get_customer") < out.index("#2 search_customers") < out.index("#3 verify_identity") < out.index("#5 submit_answer")
     assert out.index("#5 submit_answer") < out.index("grade: FAIL")
@@ -158,6 +158,6 @@ def test_show_lists_episodes_and_names_ambiguity(runs: dict[str, Path], capsys: 
 
 
 def test_show_grades_a_record_file_offline(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    record = runs["oracle"] / "records" / "oracle.cancel_wire.s1.t0.jsonl"
+    record = runs["oracle"] / "records" / "oracle.cancel_wire.s7.t0.jsonl"
     code, out, _ = cli(capsys, "show", str(record))
     assert code == 0 and "grade: PASS" in out and "reject_transfer" in out

@@ -59,7 +59,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("workbench-runs")
 
     async def make() -> None:
-        await run(RunConfig(env="finance", agent=SloppyAgent(), tasks="close_brokerage", out=root / "sloppy"))
+        # seed 1: the world makes close_brokerage the nine-call case (sell, sweep, close)
+        await run(RunConfig(env="finance", agent=SloppyAgent(), tasks="close_brokerage", seeds="1", out=root / "sloppy"))
         await run(RunConfig(env="finance", agent="oracle", tasks=TASKS, seeds="0", out=root / "other-seeds"))
 
     run_async(make)
@@ -93,7 +94,7 @@ def test_search_reaches_tool_names_arguments_results_error_codes_and_ids(chromiu
     report = run_report(hostile, compress=pack)
     opened = open_report(chromium, report.write(tmp_path / "run.html"))
     page: Any = opened.page
-    events = [json.loads(line) for line in (hostile / "records" / "hostile.cancel_wire.s1.t0.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (hostile / "records" / "hostile.cancel_wire.s7.t0.jsonl").read_text().splitlines()]
     record = next(e for e in events if e.get("type") == "tool_call" and e["tool"] == "search_customers")
     result_value = next(v for v in record["result"]["customers"][0].values() if isinstance(v, str) and "@" in v)  # an email
     queries = {
@@ -102,7 +103,7 @@ def test_search_reaches_tool_names_arguments_results_error_codes_and_ids(chromiu
         "no customer CUS-99999": "an error message",
         "reject_transfer": "a tool name",
         result_value: "a value found only in a tool result",
-        "hostile.dispute_too_old.s1.t1": "an episode id",
+        "hostile.dispute_too_old.s7.t1": "an episode id",
     }
     for query, what in queries.items():
         expected = records_holding(hostile, query) | ({query} if query.startswith("hostile.") else set())
@@ -138,10 +139,10 @@ def test_error_classes_and_stop_reasons_lead_to_their_episodes(chromium: Any, ru
     page: Any = opened.page
     page.locator('.tool-errors [data-facet="code"][data-value="refused: not_found"]').click()
     assert counts(page).startswith("11 of 12 episodes") and page.locator(".chip").inner_text().startswith("tool error: refused: not_found")
-    assert "hostile.dispute_too_old.s1.t1" not in episode_ids(page)
+    assert "hostile.dispute_too_old.s7.t1" not in episode_ids(page)
     page.locator("#clear-facet").click()
     page.locator('.infra-errors [data-facet="ecls"][data-value="provider"]').click()
-    assert episode_ids(page) == ["hostile.dispute_too_old.s1.t1"]
+    assert episode_ids(page) == ["hostile.dispute_too_old.s7.t1"]
     page.locator("#clear-facet").click()
     page.locator('.stop-reasons [data-facet="stop"][data-value="done"]').click()
     assert counts(page).startswith("11 of 12 episodes")
@@ -205,5 +206,5 @@ def test_comparisons_warn_on_mismatched_runs_and_call_only_what_the_evidence_sho
     opened = open_report(chromium, compare_report(runs["other-seeds"], runs["hostile"]).write(tmp_path / "mismatch.html"))
     page = opened.page
     warning = page.locator("#compare-warnings").inner_text()
-    assert "different seeds (A: 0, B: 0-1)" in warning and "different trials per problem (A: 1, B: 2)" in warning
+    assert "different seeds (A: 0, B: 6-7)" in warning and "different trials per problem (A: 1, B: 2)" in warning
     quiet(opened)

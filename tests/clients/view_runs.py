@@ -1,10 +1,11 @@
 """Real finance runs for the report tests, made once per test session by the real runner.
 
-- ``oracle`` and ``noop``: three tasks × seeds 0-1 × 2 trials (12 episodes each): all pass / all fail.
+- ``oracle`` and ``noop``: three tasks × seeds 6-7 × 2 trials (12 episodes each): all pass / all fail. Seeds 6 and 7
+  are where the world makes ``savings_to_checking`` a transfer to do on both (the hostile agent's planned miss counts).
 - ``hostile``: the same episodes played by :class:`HostileAgent`, which solves every task like the oracle
   but writes script payloads everywhere an agent can (its messages, a transfer memo, a wire's rejection
   reason, its answer), misses the transfer on trial 1 of ``savings_to_checking`` and hits an
-  infrastructure error, whose message is a payload too, on seed 1 trial 1 of ``dispute_too_old``.
+  infrastructure error, whose message is a payload too, on seed 7 trial 1 of ``dispute_too_old``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ __all__ = ["TASKS", "PAYLOAD", "MEMO", "HostileAgent", "view_runs", "EXPECTED", 
 T = TypeVar("T")
 
 TASKS = ["savings_to_checking", "cancel_wire", "dispute_too_old"]
-SEEDS = "0-1"
+SEEDS = "6-7"
 TRIALS = 2
 
 PAYLOAD = '</script><script>window.__pwned = 1; document.title = "pwned"</script><!-- <img src=x onerror="window.__pwned = 2">'
@@ -41,7 +42,7 @@ EXPECTED = {
     "hostile": {"episodes": 12, "graded": 11, "pass": 9, "fail": 2, "errored": 1, "pass_at_1": "83.3%", "pass_hat_k": "60%", "pass_at_k": "100%"},
 }
 """Known figures of the hostile run. Problems (task, seed) weigh once and the errored trial is excluded, so
-dispute_too_old seed 1 counts 1/1; savings_to_checking fails trial 1 on both seeds: pass@1 = (4 × 1 + 2 × ½) / 6;
+dispute_too_old seed 7 counts 1/1; savings_to_checking fails trial 1 on both seeds: pass@1 = (4 × 1 + 2 × ½) / 6;
 pass^2 counts only the 5 problems with 2 graded trials: 3 / 5."""
 
 
@@ -56,7 +57,7 @@ class HostileAgent:
     async def run(self, session: AgentSession) -> AgentResult:
         """Play the task like the oracle, but hostile."""
         assert session.instance is not None
-        if session.task == "dispute_too_old" and session.seed == 1 and session.trial == 1:
+        if session.task == "dispute_too_old" and session.seed == 7 and session.trial == 1:
             raise InfrastructureError("provider", "upstream said " + PAYLOAD, retryable=False)
         session.log_message("system", "You are a bank agent. " + PAYLOAD)
         session.log_message("user", session.prompt)
