@@ -46,21 +46,22 @@ def parse_rule(text: str) -> ast.Expression:
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED):
             raise ValueError(f"{type(node).__name__} is not allowed in a rule (comparisons, and/or/not, + - *, sum(), count())")
-        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name) or node.func.id not in ("sum", "count")
+        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name) or node.func.id not in ("sum", "count", "values")
                                            or len(node.args) != 1 or node.keywords):
-            raise ValueError("the only functions are sum(children.field) and count(children)")
+            raise ValueError("the only functions are sum(children.field), count(children) and values(children.field)")
     return tree
 
 
 def action_names(spec: Spec, action: ActionSpec) -> dict[str, str]:
     """Names a rule of ``action`` may use: entity names (→ ``"row"``) and argument names (→ ``"arg"``)."""
     names = {"today": "today"} if action.kind == "create" else {action.entity: "row", "today": "today"}  # a new row is not there yet
-    if action.kind == "create":
+    if action.kind in ("create", "children"):  # children: each chosen child by its entity name, and the row they belong to
         parent = spec.entities[action.entity].fields[action.parent or ""].ref or ""
         names[parent] = "row"
-        names.update({f: "arg" for f in action.fields})
-    elif action.kind == "update":
-        names.update({f: "arg" for f in action.fields})
+    names.update({f: "arg" for f in action.fields if f != action.parent})
+    if action.refund is not None:  # the row refunded to, and its id as given
+        names[action.refund.to] = "row"
+        names[f"{action.refund.to}_id"] = "arg"
     return names
 
 
@@ -94,7 +95,10 @@ def check_rules(spec: Spec, path: Path | str) -> None:
                     if not any(f.kind == "ref" and f.ref in rows for f in child.fields.values()):
                         raise NewError(f"{where}: {base.id} do not refer to {' or '.join(rows) or 'a row of this action'}, so "
                                        f"{node.func.id}({base.id}...) has nothing to count")  # type: ignore[attr-defined]
-                    if node.func.id == "sum":  # type: ignore[attr-defined]
+                    if node.func.id == "values":  # type: ignore[attr-defined]
+                        if not isinstance(arg, ast.Attribute) or arg.attr not in child.fields:
+                            raise NewError(f"{where}: values() takes children.field, a field of {base.id}, e.g. values({base.id}.{next(iter(child.fields))})")
+                    elif node.func.id == "sum":  # type: ignore[attr-defined]
                         if not isinstance(arg, ast.Attribute) or not isinstance(arg.value, ast.Name):
                             raise NewError(f"{where}: sum() takes children.field, e.g. sum({base.id}.amount)")
                         if arg.attr not in child.fields or child.fields[arg.attr].kind not in ("money", "integer", "decimal"):
@@ -200,7 +204,7 @@ def _children(spec: Spec, plural: str, scope: dict[str, Any]) -> tuple[str, list
     child = next(n for n, e in spec.entities.items() if e.plural == plural)
     ce = spec.entities[child]
     for row in scope.values():
-        if not isinstance(row, Row):
+        if not isinstance(row, Row) or row.entity == child:
             continue
         link = next((f for f in ce.fields.values() if f.kind == "ref" and f.ref == row.entity), None)
         if link is not None:
@@ -265,6 +269,8 @@ def evaluate(tree: ast.Expression, spec: Spec, scope: dict[str, Any]) -> Any:
             if node.func.id == "count":  # type: ignore[attr-defined]
                 return len(found)
             f = spec.entities[child].fields[arg.attr]  # type: ignore[attr-defined]
+            if node.func.id == "values":  # type: ignore[attr-defined]
+                return [r[f.column] for r in found if r[f.column] is not None]
             total = sum(int(r[f.column] or 0) for r in found) if f.kind == "money" else sum(r[f.column] or 0 for r in found)
             return Decimal(total).scaleb(-f.scale) if f.kind == "money" else total
         raise ValueError(f"cannot evaluate {type(node).__name__}")

@@ -27,6 +27,7 @@ from graders.criteria import AnswerCheck, AnyToolCalled, number, regex, text
 from graders.outcome import completed
 from graders.setup import rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call
+from toolgym.new.gates import read_gate
 from toolgym.new.reword import compose, load_wordings
 
 if TYPE_CHECKING:
@@ -135,9 +136,13 @@ class Deriver:
         make = optional_call if optional else call
         return make(f"get_{ename}", **{e.key or "": self.key(ename, row)})
 
-    def read_gate(self, ename: str, row: dict[str, Any], what: str) -> AnyToolCalled:
-        e = self.spec.entities[ename]
-        return AnyToolCalled(name=what, patterns=[{"tool": f"get_{ename}", "args": {e.key or "": self.key(ename, row)}}], gate=True, weight=2)
+    def read_gate(self, ename: str, row: dict[str, Any], what: str, fields: list[str] | None = None) -> AnyToolCalled:
+        """The gate on having seen ``row`` (toolgym.new.gates.read_gate: the one place reads are gated)."""
+        return read_gate(self.gen, ename, self.key(ename, row), fields or [], what)
+
+    def words(self, ename: str, field: str) -> str:
+        """How a prompt names a field of ``ename`` (its label)."""
+        return self.gen.label(self.spec.entities[ename], field)
 
     def shown(self, ename: str, field: str, row: dict[str, Any]) -> str | None:
         e = self.spec.entities[ename]
@@ -180,14 +185,14 @@ class Deriver:
             title = _title(e, row)
             expect = number(value) if e.fields[field].kind in ("integer", "decimal") else text(value or "")
             prompt = compose(self.wordings, rng.choice(_OPENERS), f"what is the {{field}} on record for the {e.label} {{record}}?",
-                             {"field": _label(field), "record": _quoted(e, title or "")},
+                             {"field": self.words(ename, field), "record": _quoted(e, title or "")},
                              f"Reply with submit_answer, giving it as values.{field}.")
             return TaskDraft(
                 prompt=prompt,
-                oracle=[*self.find(ename, row), self.get(ename, row), answer_call(f"The {_label(field)} is {value}.", **{field: value})],
+                oracle=[*self.find(ename, row), self.get(ename, row), answer_call(f"The {self.words(ename, field)} is {value}.", **{field: value})],
                 outcome=completed(),
-                rubric=[self.read_gate(ename, row, f"read the {e.label}"),
-                        AnswerCheck(name=f"answer gives the {_label(field)}", field=f"values.{field}", expect=expect, weight=3, gate=True)],
+                rubric=[self.read_gate(ename, row, f"read the {e.label}", [field]),
+                        AnswerCheck(name=f"answer gives the {self.words(ename, field)}", field=f"values.{field}", expect=expect, weight=3, gate=True)],
                 negatives=[negative("unread", "answers without reading", answer_call("Here it is.", **{field: "unknown"}))],
                 metadata={"entity": ename, "field": field},
             )
@@ -260,8 +265,9 @@ class Deriver:
             row, end = walk[0][1], walk[-1][1]
             value = _title(et, end) or ""
             phrase = f"the {e0.label} {{record}}"
-            for _, fname in chain:
-                phrase = f"the {_label(fname.removesuffix('_id'))} of {phrase}"
+            for ename, fname in chain:
+                words = self.words(ename, fname)
+                phrase = f"the {words.removesuffix(' ID').removesuffix(' id')} of {phrase}"
             prompt = compose(self.wordings, rng.choice(_OPENERS), f"which {et.label} is {phrase}?",
                              {"record": _quoted(e0, _title(e0, row) or "")},
                              f"Reply with submit_answer, giving its name as values.{answer_field}.")
@@ -272,7 +278,7 @@ class Deriver:
                 prompt=prompt,
                 oracle=[*steps, answer_call(f"It belongs to {value}.", **{answer_field: value})],
                 outcome=completed(),
-                rubric=[self.read_gate(top, end, f"read the {et.label}"),
+                rubric=[self.read_gate(top, end, f"read the {et.label}", et.title or [et.natural_key or ""]),
                         AnswerCheck(name=f"answer names the {et.label}", field=f"values.{answer_field}", expect=text(value), weight=3, gate=True)],
                 negatives=[negative("unread", "answers without reading", answer_call("It belongs to someone.", **{answer_field: "unknown"}))],
                 metadata={"chain": [f for _, f in chain]},
@@ -303,7 +309,7 @@ class Deriver:
                 for d in dates:
                     out.append(TaskTemplate(self._extreme(cname, fname, d), id=f"latest_{base}"[:80], category="aggregate",
                                             tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
-                                            description=f"The {_label(d)} of a {p.label}'s latest {c.label}"))
+                                            description=f"The {self.words(cname, d)} of a {p.label}'s latest {c.label}"))
                 for m in monies[:1]:
                     out.append(TaskTemplate(self._extreme(cname, fname, m), id=f"largest_{m}_{base}"[:80], category="aggregate",
                                             tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
@@ -321,14 +327,14 @@ class Deriver:
 
         def build(world: World, rng: random.Random) -> TaskDraft:
             counts = {r["k"]: r["n"] for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n FROM "{c.table}" GROUP BY 1')}
-            # a count is the page's `total`; a sum needs every child on one page of 50, read by the one call the gate names
-            most = 50 if money else 10**9
-            parents = [r for r in self.named_rows(world, pname) if 2 <= counts.get(self.key(pname, r), 0) <= most]
+            # a count is the page's `total` and a sum its `sums`, over every page: thousands of children are one call
+            parents = [r for r in self.named_rows(world, pname) if 2 <= counts.get(self.key(pname, r), 0)]
             if len(parents) < 20:
                 raise TaskError(f"fewer than 20 named {p.plural} with {c.plural}")
             parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
             pkey = self.key(pname, parent)
-            children = rows(world, f'SELECT * FROM "{c.table}" WHERE "{link.column}" = ? ORDER BY rowid', pkey)
+            cols = ", ".join(f'"{c.fields[n].column}"' for n in {*filters, *([money] if money else [])})
+            children = rows(world, f'SELECT {cols or "1 AS one"} FROM "{c.table}" WHERE "{link.column}" = ? ORDER BY rowid', pkey)
             args: dict[str, Any] = {fname: pkey}
             phrase = ""
             usable = [f for f in filters if any(ch[c.fields[f].column] for ch in children)]
@@ -338,12 +344,12 @@ class Deriver:
                 if g.kind == "category":
                     value = str(rng.choice([ch[g.column] for ch in children if ch[g.column] is not None]))
                     args[f] = value
-                    phrase = f" whose {_label(f)} is {value}"
+                    phrase = f" whose {self.words(cname, f)} is {value}"
                     children = [ch for ch in children if str(ch[g.column]) == value]
                 else:
                     year = str(rng.choice([ch[g.column] for ch in children if ch[g.column]]))[:4]
                     args[f"{f}_from"], args[f"{f}_to"] = f"{year}-01-01", f"{year}-12-31"
-                    phrase = f" with a {_label(f)} in {year}"
+                    phrase = f" with a {self.words(cname, f)} in {year}"
                     children = [ch for ch in children if str(ch[g.column] or "")[:4] == year]
             title = _quoted(p, _title(p, parent) or "")
             pages = [call(f"search_{c.plural}", **args, limit=50)]
@@ -361,7 +367,7 @@ class Deriver:
             minor = sum(int(ch[m.column] or 0) for ch in children)
             total = str(Decimal(minor).scaleb(-m.scale).quantize(Decimal(1).scaleb(-m.scale)))
             prompt = compose(self.wordings, rng.choice(_OPENERS),
-                             f"what is the total {_label(money)} of the {_label(c.plural)}{{filter}} of the {p.label} {{record}}?",
+                             f"what is the total {self.words(cname, money)} of the {_label(c.plural)}{{filter}} of the {p.label} {{record}}?",
                              {"filter": phrase, "record": title}, "Reply with submit_answer, giving it as values.total.")
             return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{total}.", total=total)],
                              outcome=completed(),
@@ -382,28 +388,30 @@ class Deriver:
         def build(world: World, rng: random.Random) -> TaskDraft:
             stats = {r["k"]: r for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n, count(DISTINCT "{g.column}") AS d '
                                                      f'FROM "{c.table}" WHERE "{g.column}" IS NOT NULL GROUP BY 1')}
-            parents = [r for r in self.named_rows(world, pname)
-                       if (st := stats.get(self.key(pname, r))) and 2 <= st["n"] <= 50 and st["d"] >= 2]
+            # the children sorted by the field, largest or latest first: the top one is on the first page however many
+            parents = [r for r in self.named_rows(world, pname) if (st := stats.get(self.key(pname, r))) and 2 <= st["n"] and st["d"] >= 2]
             if len(parents) < 20:
                 raise TaskError(f"fewer than 20 named {p.plural} with {c.plural} to compare")
             parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
             top = rows(world, f'SELECT max("{g.column}") AS m FROM "{c.table}" WHERE "{link.column}" = ?', self.key(pname, parent))[0]["m"]
             title = _quoted(p, _title(p, parent) or "")
+            sort = {fname: self.key(pname, parent), "sort": field, "descending": True}
+            few = stats[self.key(pname, parent)]["n"] <= 50  # one page of 50 shows them all, in any order
             gate = AnyToolCalled(name=f"listed the {p.label}'s {c.plural}", gate=True, weight=2,
-                                 patterns=[{"tool": f"search_{c.plural}", "args": {fname: self.key(pname, parent)}}])
+                                 patterns=[{"tool": f"search_{c.plural}", "args": {fname: self.key(pname, parent)} if few else sort}])
             if g.kind == "money":
                 value = str(Decimal(int(top)).scaleb(-g.scale).quantize(Decimal(1).scaleb(-g.scale)))
-                ask, expect = f"what is the largest {_label(field)} among the {_label(c.plural)} of the {p.label} {{record}}?", number(value)
+                ask, expect = f"what is the largest {self.words(cname, field)} among the {_label(c.plural)} of the {p.label} {{record}}?", number(value)
             else:
                 value = str(top)[:10]
-                ask = f"what is the {_label(field)} of the latest {c.label} of the {p.label} {{record}}?"
+                ask = f"what is the {self.words(cname, field)} of the latest {c.label} of the {p.label} {{record}}?"
                 expect = regex(re.escape(value) + r"([ T][0-9:.]+(Z|[+-][0-9:]+)?)?")
             prompt = compose(self.wordings, rng.choice(_OPENERS), ask, {"record": title}, f"Reply with submit_answer, giving it as values.{field}.")
             return TaskDraft(prompt=prompt,
-                             oracle=[*self.find(pname, parent), call(f"search_{c.plural}", **{fname: self.key(pname, parent)}, limit=50),
+                             oracle=[*self.find(pname, parent), call(f"search_{c.plural}", **sort, limit=50),
                                      answer_call(f"{value}.", **{field: value})],
                              outcome=completed(),
-                             rubric=[gate, AnswerCheck(name=f"answer gives the {_label(field)}", field=f"values.{field}", expect=expect,
+                             rubric=[gate, AnswerCheck(name=f"answer gives the {self.words(cname, field)}", field=f"values.{field}", expect=expect,
                                                        weight=3, gate=True)],
                              negatives=[negative("unread", "answers without listing", answer_call("Not sure.", **{field: "0"}))])
 

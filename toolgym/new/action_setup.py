@@ -1,0 +1,430 @@
+"""Setting up an action template's instance: the arguments a request carries, the world that makes its case hold,
+how a colleague words it, and the end state that shows it done.
+
+Arguments are drawn as a person would ask: numbers near the row's own and within the range the column shows, text a
+column already holds, a row of the person's own (a payment method) for a refund, children of the row named by their
+titles. :meth:`ActionSetup.settle` then makes exactly the drawn case hold — every rule, or all but one — by moving an
+argument across its bound, choosing another argument value or refund target, or planting a value the column already
+holds on the row or on one chosen child.
+"""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from fixtures.world import World
+from graders.criteria import state
+from graders.setup import pick, rows
+from toolgym.new.rules import Row, compare_bound, evaluate
+from toolgym.new.templates import Deriver, _label, _quoted, _title
+
+if TYPE_CHECKING:
+    from toolgym.new.spec import ActionSpec
+
+__all__ = ["ActionSetup", "fresh"]
+
+_REASONS = ("changed my mind", "found it cheaper elsewhere", "it arrived too late", "no reason given")
+"""Reasons people give that a rule listing its accepted reasons may not accept."""
+
+
+class ActionSetup(Deriver):
+    """Arguments, case set-up, wording and end state of action templates (see the module docstring)."""
+
+    def children_of(self, action: ActionSpec, world: World, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """The row's children an action may choose, each named by a title no sibling shares."""
+        e = self.spec.entities[action.entity]
+        subject = self.spec.subject(action)
+        kids = rows(world, f'SELECT * FROM "{e.table}" WHERE "{e.fields[action.parent or ""].column}" = ? ORDER BY "{e.fields[e.key or ""].column}"',
+                    self.key(subject, row))
+        titles = [(_title(e, k) or "").casefold() for k in kids]
+        return [dict(k) for k, t in zip(kids, titles, strict=True) if t and titles.count(t) == 1]
+
+    def refund_targets(self, action: ActionSpec, world: World, subject: str, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """Rows a refund of this row may go to: those of the same person (their payment methods), else those the row's
+        children refer to."""
+        assert action.refund is not None
+        to = self.spec.entities[action.refund.to]
+        owner = self._owner(world, subject, row) if self.spec.verify is not None else None
+        if owner is not None:
+            link = next((f for f in to.fields.values() if f.kind == "ref" and f.ref == self.spec.verify.entity), None)  # type: ignore[union-attr]
+            if link is not None:
+                return [dict(r) for r in rows(world, f'SELECT * FROM "{to.table}" WHERE "{link.column}" = ? ORDER BY 1',
+                                              self.key(self.spec.verify.entity, owner))]  # type: ignore[union-attr]
+        found = []
+        for ce in self.spec.entities.values():
+            back = next((f for f in ce.fields.values() if f.kind == "ref" and f.ref == subject), None)
+            fwd = next((f for f in ce.fields.values() if f.kind == "ref" and f.ref == action.refund.to), None)
+            if back and fwd:
+                found += [dict(r) for r in rows(world, f'SELECT t.* FROM "{to.table}" t JOIN "{ce.table}" c ON c."{fwd.column}" = '
+                                                       f't."{to.fields[to.key or ""].column}" WHERE c."{back.column}" = ?', self.key(subject, row))]
+        return found
+
+    def _arguments(self, action: ActionSpec, world: World, rng: random.Random, row: dict[str, Any]) -> dict[str, Any] | None:
+        e = self.spec.entities[action.entity]
+        subject = self.spec.subject(action)
+        args: dict[str, Any] = {}
+        if action.kind == "children":
+            kids = self.children_of(action, world, row)
+            if not kids:
+                return None
+            chosen = rng.sample(kids, k=rng.randint(1, min(3, len(kids))))
+            args[f"{e.key}s"] = [self.key(action.entity, k) for k in sorted(chosen, key=lambda k: str(self.key(action.entity, k)))]
+        names = [n for n in action.fields if n != action.parent]
+        want = len(names)
+        if action.kind == "update":
+            names, want = rng.sample(names, k=len(names)), min(len(names), rng.randint(1, 2))
+        for n in names:
+            if len([a for a in args if a in e.fields]) >= want:
+                break
+            value = self._draw(action, world, rng, row, n)
+            if value is None and action.kind != "update":
+                return None
+            if value is not None:
+                args[n] = value
+        if not any(a in e.fields for a in args) and names:
+            return None
+        if action.refund is not None:
+            targets = self.refund_targets(action, world, subject, row)
+            if not targets:
+                return None
+            args[f"{action.refund.to}_id"] = self.key(action.refund.to, rng.choice(targets))
+        if action.kind == "update" and all(row.get(e.fields[n].column) == self.gen.stored(e, n, v) for n, v in args.items()):
+            return None  # the row already holds every drawn value: the tool would refuse no_change, not the task's case
+        return args
+
+    def _draw(self, action: ActionSpec, world: World, rng: random.Random, row: dict[str, Any], n: str) -> Any:
+        """A value a person would ask for: near the row's own and within the column's range for numbers, a value the
+        column holds elsewhere for plain text, a fresh one for contact details."""
+        e = self.spec.entities[action.entity]
+        f = e.fields[n]
+        current = row.get(f.column) if action.kind == "update" else None
+        if f.kind == "ref":
+            target = self.spec.entities[f.ref or ""]
+            named = self.named_rows(world, f.ref or "")
+            if named:
+                return self.key(f.ref or "", pick(rng, named, target.label))
+            keys = rows(world, f'SELECT "{target.fields[target.key or ""].column}" AS k FROM "{target.table}" ORDER BY 1 LIMIT 500')
+            return pick(rng, keys, target.label)["k"] if keys else None
+        if f.kind in ("money", "integer"):
+            bounds = rows(world, f'SELECT min("{f.column}") AS lo, max("{f.column}") AS hi FROM "{e.table}"')[0]
+            lo, hi = bounds["lo"], bounds["hi"]
+            if lo is None:
+                return None
+            base = int(current) if current is not None else int(rows(world, f'SELECT "{f.column}" AS v FROM "{e.table}" WHERE "{f.column}" '
+                                                                             "IS NOT NULL ORDER BY random() LIMIT 1")[0]["v"])
+            spread = max(1, abs(base) // 4)
+            value = min(max(base + rng.randint(-spread, spread), max(int(lo), 1)), int(hi))
+            if f.kind == "money":
+                return str(Decimal(value).scaleb(-f.scale).quantize(Decimal(1).scaleb(-f.scale)))
+            return value
+        if f.kind == "category" and f.values:
+            return rng.choice(f.values)
+        if f.kind == "date":
+            return world.clock.today.isoformat()
+        listed = self._listed(action, n)
+        if listed:
+            return rng.choice(listed)
+        if any(w in n for w in ("mail", "phone", "fax", "postal", "zip", "postcode", "address")) or "reason" in n:
+            return fresh(n, rng) if "reason" not in n else rng.choice(_REASONS)
+        held = rows(world, f'SELECT DISTINCT "{f.column}" AS v FROM "{e.table}" WHERE "{f.column}" IS NOT NULL AND "{f.column}" != ? '
+                           "ORDER BY 1 LIMIT 200", "" if current is None else current)
+        return str(rng.choice(held)["v"]) if held else None  # nothing else on record: no value a person would ask for
+
+    def _listed(self, action: ActionSpec, n: str) -> list[str]:
+        """Text values a rule of the action lists for argument ``n`` (``reason in ['no longer needed', ...]``)."""
+        import ast
+
+        out: list[str] = []
+        for _, tree in self.gen.rules[action.name]:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == n:
+                    for comp in node.comparators:
+                        items = comp.elts if isinstance(comp, (ast.List, ast.Tuple)) else [comp]
+                        out += [i.value if isinstance(i, ast.Constant) else i.id for i in items
+                                if isinstance(i, ast.Constant) and isinstance(i.value, str) or isinstance(i, ast.Name)]
+        return out
+
+    def _scope(self, action: ActionSpec, world: World, subject: str, row: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        e = self.spec.entities[action.entity]
+        scope: dict[str, Any] = {"today": world.clock.today.isoformat(), subject: Row(self.spec, subject, row, world)}
+        for n, v in args.items():
+            if n in e.fields:
+                scope[n] = Decimal(v) if e.fields[n].kind == "money" else v
+        if action.refund is not None:
+            to = action.refund.to
+            scope[f"{to}_id"] = args[f"{to}_id"]
+            target = rows(world, f'SELECT * FROM "{self.spec.entities[to].table}" WHERE "{self.spec.entities[to].fields[self.spec.entities[to].key or ""].column}" = ?',
+                          args[f"{to}_id"])
+            scope[to] = Row(self.spec, to, dict(target[0]), world) if target else None
+        return scope
+
+    def _holds(self, action: ActionSpec, world: World, subject: str, row: dict[str, Any], kids: list[dict[str, Any]],
+               args: dict[str, Any], tree: Any) -> bool:
+        scope = self._scope(action, world, subject, row, args)
+        if action.kind == "children":
+            return all(bool(evaluate(tree, self.spec, {**scope, action.entity: Row(self.spec, action.entity, k, world)})) for k in kids)
+        return bool(evaluate(tree, self.spec, scope))
+
+    def _settle(self, action: ActionSpec, world: World, rng: random.Random, subject: str, row: dict[str, Any],
+                args: dict[str, Any], which: str, frozen: tuple[str, ...] = ()) -> bool:
+        """Make the world and the arguments fit the case: every rule holds, or only rule ``which`` fails (module
+        docstring); False when this row cannot."""
+        se, e = self.spec.entities[subject], self.spec.entities[action.entity]
+        working = dict(row)
+        kids = []
+        if action.kind == "children":
+            keycol = e.fields[e.key or ""].column
+            kids = [dict(rows(world, f'SELECT * FROM "{e.table}" WHERE "{keycol}" = ?', k)[0]) for k in args[f"{e.key}s"]]
+        originals = [dict(k) for k in kids]
+        for rule, tree in self.gen.rules[action.name]:
+            want = rule.code != which
+            if self._holds(action, world, subject, working, kids, args, tree) == want:
+                continue
+            fixed = self._move_argument(action, world, rng, subject, working, kids, args, tree, want)
+            if not fixed and action.refund is not None and action.refund.to in rule.check:
+                for target in self.refund_targets(action, world, subject, working):
+                    trial = {**args, f"{action.refund.to}_id": self.key(action.refund.to, target)}
+                    if self._holds(action, world, subject, working, kids, trial, tree) == want:
+                        args.update(trial)
+                        fixed = True
+                        break
+            if not fixed and action.kind == "children" and f"{action.entity}." in rule.check:
+                fixed = self._plant_children(action, world, rng, subject, working, kids, args, tree, want)
+            if not fixed:
+                for fname, f in se.fields.items():
+                    if f.kind in ("key", "ref", "secret") or fname in frozen or f"{subject}.{fname}" not in rule.check:
+                        continue
+                    for value in self._options(world, subject, fname, rng):
+                        trial = {**working, f.column: value}
+                        if self._holds(action, world, subject, trial, kids, args, tree) == want:
+                            working, fixed = trial, True
+                            break
+                    if fixed:
+                        break
+            if not fixed:
+                return False
+        for rule, tree in self.gen.rules[action.name]:  # a later plant must not have undone an earlier rule
+            if self._holds(action, world, subject, working, kids, args, tree) != (rule.code != which):
+                return False
+        if action.kind == "transition" and which == "ok" and working[e.fields[action.field or ""].column] == action.to:
+            return False
+        if action.kind == "children" and which == "ok" and all(all(k[e.fields[n].column] == v for n, v in action.set.items()) for k in kids):
+            return False
+        _write(world, se, row, working)
+        for before, after in zip(originals, kids, strict=True):
+            _write(world, e, before, after)
+        return True
+
+    def _options(self, world: World, ename: str, fname: str, rng: random.Random) -> list[Any]:
+        """Values to plant in a field: a category's values, else values the column already holds elsewhere."""
+        e = self.spec.entities[ename]
+        f = e.fields[fname]
+        options = list(f.values) if f.kind == "category" and f.values else [r["v"] for r in rows(
+            world, f'SELECT DISTINCT "{f.column}" AS v FROM "{e.table}" WHERE "{f.column}" IS NOT NULL ORDER BY 1 LIMIT 200')]
+        rng.shuffle(options)
+        return options
+
+    def _plant_children(self, action: ActionSpec, world: World, rng: random.Random, subject: str, working: dict[str, Any],
+                        kids: list[dict[str, Any]], args: dict[str, Any], tree: Any, want: bool) -> bool:
+        """Make every chosen child pass the rule (``want``), or one of them fail it, by planting a value its column holds."""
+        e = self.spec.entities[action.entity]
+        scope = self._scope(action, world, subject, working, args)
+        fields = [n for n, f in e.fields.items() if f.kind not in ("key", "ref", "secret") and f"{action.entity}.{n}" in str(
+            next(r.check for r, t in self.gen.rules[action.name] if t is tree))]
+        targets = [k for k in kids if not evaluate(tree, self.spec, {**scope, action.entity: Row(self.spec, action.entity, k, world)})] if want \
+            else [rng.choice(kids)]
+        for kid in targets:
+            done = False
+            for n in fields:
+                for value in self._options(world, action.entity, n, rng):
+                    trial = {**kid, e.fields[n].column: value}
+                    if bool(evaluate(tree, self.spec, {**scope, action.entity: Row(self.spec, action.entity, trial, world)})) == want:
+                        kid.update(trial)
+                        done = True
+                        break
+                if done:
+                    break
+            if not done:
+                return False
+        return self._holds(action, world, subject, working, kids, args, tree) == want
+
+    def _move_argument(self, action: ActionSpec, world: World, rng: random.Random, subject: str, working: dict[str, Any],
+                       kids: list[dict[str, Any]], args: dict[str, Any], tree: Any, want: bool) -> bool:
+        """Move a number argument across its bound, or choose another text value (a listed reason, or one it does not list)."""
+        e = self.spec.entities[action.entity]
+        scope = self._scope(action, world, subject, working, args)
+        for n in [a for a in args if a in e.fields and e.fields[a].kind in ("money", "integer")]:
+            bound = compare_bound(tree, n, self.spec, scope)
+            if bound is None or bound[1] is None:
+                continue
+            op, limit = bound
+            limit = Decimal(limit)
+            unit = Decimal(1).scaleb(-e.fields[n].scale) if e.fields[n].kind == "money" else Decimal(1)
+            if op in ("<=", "<"):
+                value = (limit - (unit if op == "<" else 0)) if want else limit + unit * rng.randint(1, max(1, int(limit / unit) // 4 or 1))
+                if want and value > unit:
+                    value = unit * rng.randint(max(1, int(value / unit) * 3 // 4), int(value / unit))
+            else:
+                value = (limit + (unit if op == ">" else 0)) if want else limit - unit
+            if value <= 0:
+                continue
+            trial = {**args, n: str(value.quantize(unit)) if e.fields[n].kind == "money" else int(value)}
+            if self._holds(action, world, subject, working, kids, trial, tree) == want:
+                args.update(trial)
+                return True
+        for n in [a for a in args if a in e.fields and e.fields[a].kind in ("text", "category")]:
+            listed = self._listed(action, n)
+            pool = list(dict.fromkeys([*listed, *(e.fields[n].values or []), *_REASONS]))
+            rng.shuffle(pool)
+            for value in pool:
+                trial = {**args, n: value}
+                if self._holds(action, world, subject, working, kids, trial, tree) == want:
+                    args.update(trial)
+                    return True
+        return False
+
+    def _request(self, action: ActionSpec, desc: str, args: dict[str, Any], world: World) -> tuple[str, dict[str, str]]:
+        """The request as a colleague words it, as a template (the same for every seed) and the seed's facts."""
+        e = self.spec.entities[action.entity]
+        verb = action.name.split("_")[0]
+        refund = ""
+        facts: dict[str, str] = {"subject": desc}
+        if action.refund is not None:
+            to = self.spec.entities[action.refund.to]
+            refund, facts["target"] = f", refunded to the {to.label} {{target}}", str(args[f"{action.refund.to}_id"])
+        if action.kind == "children":
+            facts["items"] = self._wording(action, args, world).removeprefix(": ")
+            return f"please {verb} the {_label(e.plural)} {{items}} of {{subject}}{refund}", facts
+        if action.kind == "transition":
+            extra = ", ".join(f"{self.words(action.entity, n)}: {args[n]}" for n in action.fields if n in args)
+            if extra:
+                facts["details"] = f" ({extra})"
+            verbed = action.name.removesuffix(f"_{action.entity}").replace("_", " ")
+            return f"please {verbed} {{subject}}{'{details}' if extra else ''}{refund}", facts
+        if action.kind == "update":
+            changes = [f"the {self.words(action.entity, n)} to {v}" + (f" {self.spec.currency}" if e.fields[n].kind == "money" else "")
+                       for n, v in args.items()]
+            return "please set {changes} for {subject}", {"changes": " and ".join(changes), "subject": desc}
+        article = "an" if e.label[:1] in "aeiou" else "a"
+        return f"please add {article} {e.label} to {{subject}}{{details}}", {"subject": desc, "details": self._wording(action, args, world)}
+
+    def _wording(self, action: ActionSpec, args: dict[str, Any], world: World) -> str:
+        e = self.spec.entities[action.entity]
+        if action.kind == "children":
+            keycol = e.fields[e.key or ""].column
+            names = [_quoted(e, _title(e, rows(world, f'SELECT * FROM "{e.table}" WHERE "{keycol}" = ?', k)[0]) or "") for k in args[f"{e.key}s"]]
+            return ": " + (" and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0])
+        parts = []
+        for n, v in args.items():
+            if n not in e.fields:
+                continue
+            f = e.fields[n]
+            if f.kind == "ref":
+                target = self.spec.entities[f.ref or ""]
+                found = rows(world, f'SELECT * FROM "{target.table}" WHERE "{target.fields[target.key or ""].column}" = ?', v)
+                title = _title(target, found[0]) if found and (target.title or target.natural_key) else None
+                parts.append(f"{target.label} {_quoted(target, title)}" if title else f"{self.words(action.entity, n)} {v}")
+                continue
+            unit = f" {self.spec.currency}" if f.kind == "money" else ""
+            parts.append(f"{self.words(action.entity, n)} {v}{unit}")
+        return ": " + ", ".join(parts) if parts else ""
+
+    def _done(self, action: ActionSpec, world: World, row: dict[str, Any], args: dict[str, Any]) -> list[Any]:
+        """The end state of the completed case: the row (or each chosen child) changed as asked, money where it went."""
+        e = self.spec.entities[action.entity]
+        subject = self.spec.subject(action)
+        se = self.spec.entities[subject]
+        where_key = f'"{se.fields[se.key or ""].column}" = ?'
+        out: list[Any] = []
+        if action.kind == "transition":
+            f = e.fields[action.field or ""]
+            out.append(state(f'SELECT "{f.column}" FROM "{e.table}" WHERE {where_key}', self.key(subject, row), expect=action.to, weight=3,
+                             gate=True, name=f"{e.label} set to {action.to}"))
+            out += [state(f'SELECT "{e.fields[n].column}" FROM "{e.table}" WHERE {where_key}', self.key(subject, row),
+                          expect=self.gen.stored(e, n, args[n]), weight=1, gate=True, name=f"{_label(n)} recorded") for n in action.fields if n in args]
+        elif action.kind == "update":
+            out += [state(f'SELECT "{e.fields[n].column}" FROM "{e.table}" WHERE {where_key}', self.key(subject, row),
+                          expect=self.gen.stored(e, n, v), weight=3, gate=True, name=f"{_label(n)} changed") for n, v in args.items()]
+        elif action.kind == "children":
+            keycol = e.fields[e.key or ""].column
+            for k in args[f"{e.key}s"]:
+                out += [state(f'SELECT "{e.fields[n].column}" FROM "{e.table}" WHERE "{keycol}" = ?', k, expect=v, weight=2, gate=True,
+                              name=f"{e.label} {k} set to {v}") for n, v in action.set.items()]
+            out += [state(f'SELECT "{se.fields[n].column}" FROM "{se.table}" WHERE {where_key}', self.key(subject, row), expect=v, weight=1,
+                          gate=True, name=f"{se.label} set to {v}") for n, v in action.parent_set.items()]
+            chosen = ", ".join("?" for _ in args[f"{e.key}s"])
+            out.append(state(f'SELECT count(*) FROM "{e.table}" WHERE "{e.fields[action.parent or ""].column}" = ? AND "{keycol}" NOT IN ({chosen}) AND ('
+                             + " OR ".join(f'"{e.fields[n].column}" IS NOT ?' for n in action.set) + ")", self.key(subject, row),
+                             *args[f"{e.key}s"], *action.set.values(), expect=rows(world, f'SELECT count(*) AS n FROM "{e.table}" WHERE "{e.fields[action.parent or ""].column}" = ? AND "{keycol}" NOT IN ({chosen}) AND ('
+                             + " OR ".join(f'"{e.fields[n].column}" IS NOT ?' for n in action.set) + ")", self.key(subject, row),
+                             *args[f"{e.key}s"], *action.set.values())[0]["n"], weight=1, gate=True, name=f"the other {_label(e.plural)} unchanged"))
+        else:
+            link = e.fields[action.parent or ""]
+            where = [f'"{link.column}" = ?'] + [f'"{e.fields[n].column}" = ?' for n in args if n in e.fields]
+            params = [self.key(subject, row), *[self.gen.stored(e, n, v) for n, v in args.items() if n in e.fields]]
+            before = world.query(f'SELECT count(*) AS n FROM "{e.table}" WHERE ' + " AND ".join(where), tuple(params))[0]["n"]
+            out.append(state(f'SELECT count(*) FROM "{e.table}" WHERE ' + " AND ".join(where), *params, expect=before + 1, weight=3, gate=True,
+                             name=f"{e.label} created"))
+        if action.refund is not None:
+            out += self._refund_done(action, world, row, args)
+        return out
+
+    def _refund_done(self, action: ActionSpec, world: World, row: dict[str, Any], args: dict[str, Any]) -> list[Any]:
+        r = action.refund
+        assert r is not None
+        subject = self.spec.subject(action)
+        e = self.spec.entities[action.entity]
+        if action.kind == "children":
+            keycol = e.fields[e.key or ""].column
+            minor = sum(int(rows(world, f'SELECT "{e.fields[r.amount].column}" AS m FROM "{e.table}" WHERE "{keycol}" = ?', k)[0]["m"] or 0)
+                        for k in args[f"{e.key}s"])
+        else:
+            plural, _, fname = r.amount.partition(".")
+            ce = next(x for x in self.spec.entities.values() if x.plural == plural)
+            link = next(g for g in ce.fields.values() if g.kind == "ref" and g.ref == subject)
+            minor = int(rows(world, f'SELECT coalesce(sum("{ce.fields[fname].column}"), 0) AS s FROM "{ce.table}" WHERE "{link.column}" = ?',
+                             self.key(subject, row))[0]["s"])
+        to = self.spec.entities[r.to]
+        tkey = args[f"{r.to}_id"]
+        out: list[Any] = []
+        if r.balance is not None:
+            col = to.fields[r.balance].column
+            before = rows(world, f'SELECT "{col}" AS b FROM "{to.table}" WHERE "{to.fields[to.key or ""].column}" = ?', tkey)[0]["b"]
+            if before is not None:
+                out.append(state(f'SELECT "{col}" FROM "{to.table}" WHERE "{to.fields[to.key or ""].column}" = ?', tkey, expect=int(before) + minor,
+                                 weight=2, gate=True, name=f"{self.gen.money_text(to.fields[r.balance], minor)} credited to the {to.label}"))
+        if r.record is not None:
+            rec = self.spec.entities[r.record]
+            back = next(g for g in rec.fields.values() if g.kind == "ref" and g.ref == subject)
+            fwd = next(g for g in rec.fields.values() if g.kind == "ref" and g.ref == r.to)
+            money = next(g for g in rec.fields.values() if g.kind == "money")
+            sql = f'SELECT count(*) FROM "{rec.table}" WHERE "{back.column}" = ? AND "{fwd.column}" = ? AND "{money.column}" = ?'
+            params = [self.key(subject, row), tkey, minor]
+            before = world.query(sql.replace("count(*)", "count(*) AS n"), tuple(params))[0]["n"]
+            out.append(state(sql, *params, expect=before + 1, weight=2, gate=True, name=f"the refund of {self.gen.money_text(money, minor)} recorded"))
+        return out
+
+
+def _write(world: World, entity: Any, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """Write the fields of ``after`` that differ from ``before`` to the row (keyed by ``before``)."""
+    changed = {c: v for c, v in after.items() if before[c] != v}
+    if changed:
+        keycol = entity.fields[entity.key or ""].column
+        world.execute(f'UPDATE "{entity.table}" SET ' + ", ".join(f'"{c}" = ?' for c in changed) + f' WHERE "{keycol}" = ?',
+                      (*changed.values(), before[keycol]))
+
+
+def fresh(name: str, rng: random.Random) -> str:
+    """A new contact detail of the kind ``name`` holds (an e-mail, a phone, a postcode, an address)."""
+    n = rng.randint(100, 9999)
+    if "mail" in name:
+        return f"{rng.choice(('sam', 'alex', 'kim', 'lee', 'noor', 'rio'))}.{n}@example.org"
+    if "phone" in name or "fax" in name:
+        return f"+1 555 {rng.randint(100, 999)} {n:04d}"
+    if "postal" in name or "zip" in name or "postcode" in name:
+        return f"{rng.randint(10000, 99999)}"
+    if "address" in name:
+        return f"{n} {rng.choice(('Oak', 'Elm', 'Birch', 'Cedar', 'Maple'))} Street"
+    return f"{rng.choice(('North', 'South', 'East', 'West', 'New'))} {name.replace('_', ' ').title()} {n}"
