@@ -54,6 +54,8 @@ class ActionDeriver(ActionSetup):
                 tools[1:1] = [f"search_{e.plural}", f"get_{action.entity}"]
             if action.refund is not None:
                 tools[1:1] = [f"search_{self.spec.entities[action.refund.to].plural}", f"get_{action.refund.to}"]
+                if action.refund.record:
+                    tools[1:1] = [f"search_{self.spec.entities[action.refund.record].plural}"]
             if self.spec.verify is not None and action.requires_verified:
                 tools.insert(0, f"verify_{self.spec.verify.entity}")
             one_sided = "" if (action.rules or action.requires_verified) else _UPDATE_ONE_SIDED
@@ -190,6 +192,7 @@ class ActionDeriver(ActionSetup):
             details = ""
             owner = None
             persona_facts: dict[str, str] = {}
+            gates_asked: list[Any] = []
             if verify is not None:
                 owner = self._owner(world, subject, row)
                 if owner is None:
@@ -205,7 +208,7 @@ class ActionDeriver(ActionSetup):
                 if requester:  # the person on the line tells their details when asked; the agent finds their record
                     persona_facts.update(given)
                     asks = [call("ask_requester", topic=n) for n in group]
-                    gates_asked = [AnyToolCalled(name="asked the caller who they are", gate=True, weight=1,
+                    gates_asked += [AnyToolCalled(name="asked the caller who they are", gate=True, weight=1,
                                                  patterns=[{"tool": "ask_requester", "args": {"topic": t}} for t in verify.every_field()])]
                     finder = {"query": given[group[0]]} if len(group) == 1 else {"query": " ".join(given[n] for n in group if n in ve.title)}
                     steps = [*asks, optional_call(f"search_{ve.plural}", **finder), *steps]
@@ -220,16 +223,17 @@ class ActionDeriver(ActionSetup):
             request, facts = self._request(action, desc, args, world)
             confirm: list[Any] = []
             gates: list[Any] = []
-            gates_asked: list[Any] = []
             if requester:
                 assert owner is not None and verify is not None
                 who = _title(self.spec.entities[verify.entity], owner) or "the caller"
-                told = self._persona_facts(action, subject, row, args, world)
+                told = {t: v for t, v in self._persona_facts(action, subject, row, args, world).items() if t not in group}
+                if subject == verify.entity:  # their own row: who they are is which row they mean
+                    told.pop(se.natural_key or se.key or "", None)
                 persona_facts.update(told)
                 what_asks = [call("ask_requester", topic=t) for t in told]
                 steps = [*steps[: len(group)], *what_asks, *steps[len(group):]]
-                gates_asked += [ToolCalled(name=f"asked the caller for the {_label(t)}", tool="ask_requester", args={"topic": t}, gate=True,
-                                           weight=1) for t in told]
+                gates_asked += [ToolCalled(name=f"asked the caller for detail {i + 1} of the request", tool="ask_requester",
+                                           args={"topic": t}, gate=True, weight=1) for i, t in enumerate(told)]
                 plant_persona(world, Persona(name=who, wants=fill(request, facts), facts=persona_facts,
                                              terms={action.name: Terms(agrees=True, reply="Yes, please go ahead.")}))
                 about = _title(se, row) or str(self.key(subject, row))
@@ -251,7 +255,7 @@ class ActionDeriver(ActionSetup):
             if which == "ok":
                 return TaskDraft(prompt=prompt, oracle=[*steps, self.get(subject, row, optional=True), *self._list_children(action, row),
                                                        *confirm, act, answer_call(f"Done: {_label(action.name)}.")],
-                                 outcome=completed(), rubric=[*self._done(action, world, row, args), *gates],
+                                 outcome=completed(), rubric=[*self._done(action, world, row, args), *gates, *self._listed_gate(action, row, args)],
                                  negatives=[negative("claims_only", "says it is done without doing it", answer_call("Done.")),
                                             negative("refuses_compliant", "refuses what the policy allows", self.get(subject, row),
                                                      refusal_call(next((c for c in weights if c != "ok"), "not_allowed"), "Not allowed."))],
@@ -271,7 +275,9 @@ class ActionDeriver(ActionSetup):
             else:
                 rubric += gates_asked
                 rubric.append(self._deciding_gate(action, subject, row, args, code, world))
-                oracle = [*steps, read, *self._list_children(action, row), refusal_call(code, f"I cannot do this: {reason}")]
+                listing = self._list_children(action, row, optional=not (action.kind == "children" and f"{action.entity}." in
+                                                                         next(r.check for r, _ in rules if r.code == code)))
+                oracle = [*steps, read, *listing, *self._refund_read_call(action, subject, row, code), refusal_call(code, f"I cannot do this: {reason}")]
             return TaskDraft(prompt=prompt, oracle=oracle, outcome=refused(code), rubric=rubric,
                              negatives=[negative("attempts", "tries the action, then refuses", act, refusal_call(code, "Not allowed.")),
                                         negative("refuses_unread", "refuses without looking", refusal_call(code, "Not allowed."))],
@@ -280,12 +286,21 @@ class ActionDeriver(ActionSetup):
         build.__name__ = f"{'latest' if latest else 'requester' if requester else 'do'}_{action.name}"
         return build
 
-    def _list_children(self, action: ActionSpec, row: dict[str, Any]) -> list[Any]:
+    def _list_children(self, action: ActionSpec, row: dict[str, Any], *, optional: bool = False) -> list[Any]:
         """A children action reads the row's children (their ids and states) before acting."""
         if action.kind != "children":
             return []
         e = self.spec.entities[action.entity]
-        return [call(f"search_{e.plural}", **{action.parent or "": self.key(self.spec.subject(action), row)}, limit=50)]
+        return [(optional_call if optional else call)(f"search_{e.plural}", **{action.parent or "": self.key(self.spec.subject(action), row)}, limit=50)]
+
+    def _listed_gate(self, action: ActionSpec, row: dict[str, Any], args: dict[str, Any]) -> list[Any]:
+        """A children action's ids come from a read of the children: the gate on having seen them."""
+        if action.kind != "children":
+            return []
+        e = self.spec.entities[action.entity]
+        ids = args[f"{e.key}s"]
+        more = [{"tool": f"search_{e.plural}", "args": {action.parent or "": self.key(self.spec.subject(action), row)}}]
+        return [read_gate(self.gen, action.entity, ids[0], [], f"read the {self.spec.subject(action).replace('_', ' ')}'s {_label(e.plural)}", also=more)]
 
     def _deciding_gate(self, action: ActionSpec, subject: str, row: dict[str, Any], args: dict[str, Any], code: str, world: World) -> Any:
         """The read that justifies refusing with ``code``: the row itself, a chosen child (listed with its row's
@@ -297,10 +312,27 @@ class ActionDeriver(ActionSetup):
             more = [{"tool": f"get_{action.entity}", "args": {e.key or "": i}} for i in ids[1:]]
             more.append({"tool": f"search_{e.plural}", "args": {action.parent or "": self.key(subject, row)}})
             return read_gate(self.gen, action.entity, ids[0], [], f"read the {e.label}s", also=more)
-        if action.refund is not None and f"{action.refund.to}" in rule.check and f"{subject}." not in rule.check:
-            to = action.refund.to
-            return read_gate(self.gen, to, args[f"{to}_id"], [], f"read the {self.spec.entities[to].label}")
+        if action.refund is not None and f"{action.refund.to}" in rule.check and f"{subject}." not in rule.check.replace(f"{subject}.user", ""):
+            return read_gate(self.gen, action.refund.to, args[f"{action.refund.to}_id"], [], "read where the money would go",
+                             also=self._refund_reads(action, subject, row))
         return self.read_gate(subject, row, f"read the {self.spec.entities[subject].label}")
+
+    def _refund_reads(self, action: ActionSpec, subject: str, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """Calls that show how a row was paid: its payment records (they name the payment method used)."""
+        r = action.refund
+        if r is None or r.record is None:
+            return []
+        rec = self.spec.entities[r.record]
+        back = next(g for n, g in rec.fields.items() if g.kind == "ref" and g.ref == subject)
+        name = next(n for n, g in rec.fields.items() if g is back)
+        return [{"tool": f"search_{rec.plural}", "args": {name: self.key(subject, row)}}]
+
+    def _refund_read_call(self, action: ActionSpec, subject: str, row: dict[str, Any], code: str) -> list[Any]:
+        """The refusal oracle's read of how the row was paid, when a refund rule decides."""
+        rule = next(r for r, _ in self.gen.rules[action.name] if r.code == code)
+        if action.refund is None or action.refund.to not in rule.check:
+            return []
+        return [call(p["tool"], **p["args"]) for p in self._refund_reads(action, subject, row)]
 
     def _persona_facts(self, action: ActionSpec, subject: str, row: dict[str, Any], args: dict[str, Any], world: World) -> dict[str, str]:
         """What the person on the line knows about their request: the identifier of the row they mean, the values
@@ -310,7 +342,7 @@ class ActionDeriver(ActionSetup):
         e = self.spec.entities[action.entity]
         for n, v in args.items():
             if n in e.fields:
-                facts[n] = str(v)
+                facts[f"new_{n}" if action.kind == "update" else n] = str(v)
         if action.kind == "children":
             facts["which_items"] = self._wording(action, args, world).removeprefix(": ")
         if action.refund is not None:

@@ -109,7 +109,7 @@ def topics(gen: GeneratedEnvironment) -> list[str]:
     for a in gen.spec.actions:
         subject = gen.spec.entities[gen.spec.subject(a)]
         out.append(subject.natural_key or subject.key or "")
-        out += [n for n in a.fields if n != a.parent]
+        out += [f"new_{n}" if a.kind == "update" else n for n in a.fields if n != a.parent]
         if a.kind == "children":
             out.append("which_items")
         if a.refund is not None:

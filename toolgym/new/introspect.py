@@ -106,7 +106,7 @@ class Source:
 
 def snake(name: str) -> str:
     """``InvoiceLine`` / ``invoice-line`` / ``Invoice Line`` → ``invoice_line``; ``teamIDretro`` → ``team_id_retro``."""
-    text = "_".join(t.lower() for t in split(name))
+    text = "_".join(t.lower() for t in split(name, digits=False))
     text = re.sub(r"[^0-9a-z]+", "_", text).strip("_")
     if not text or not text[0].isalpha():
         text = "t_" + text

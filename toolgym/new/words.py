@@ -30,13 +30,15 @@ _WORDS = {
 _VOWELS = set("aeiouy")
 
 
-def split(name: str) -> list[str]:
-    """The tokens of a column name: ``teamIDretro`` → team, ID, retro; ``park.key`` → park, key; ``HRA`` → HRA."""
+def split(name: str, *, digits: bool = True) -> list[str]:
+    """The tokens of a column name: ``teamIDretro`` → team, ID, retro; ``park.key`` → park, key; ``HRA`` → HRA;
+    ``address1`` → address, 1 (with ``digits``; field names keep ``address1`` whole)."""
     text = re.sub(r"([a-z0-9])(ID|Id)(?=[a-z]|[A-Z]{2}|$|[^A-Za-z])", r"\1 \2 ", name)
     text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
     text = re.sub(r"([0-9])([A-Z][a-z])", r"\1 \2", text)
     text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", text)
-    text = re.sub(r"([A-Za-z])([0-9])", r"\1 \2", text)
+    if digits:
+        text = re.sub(r"([A-Za-z])([0-9])", r"\1 \2", text)
     return [t for t in re.split(r"[^0-9A-Za-zÀ-ÖØ-öø-ÿ]+", text) if t]
 
 
