@@ -73,7 +73,7 @@ _CANCEL = {"name": "cancel_appointment", "kind": "transition", "entity": "appoin
 @pytest.mark.parametrize(("change", "message"), [
     ({"entity": "apointment"}, "unknown entity 'apointment'; entities: department"),
     ({"field": "statu"}, "entity 'appointment' has no field 'statu'"),
-    ({"kind": "delete"}, "actions.0.kind: Input should be 'transition', 'update' or 'create'"),
+    ({"kind": "delete"}, "actions.0.kind: Input should be 'transition', 'update', 'create' or 'children'"),
     ({"check": "appointment.statuss in [scheduled]"}, "appointment.statuss is not a field of appointment"),
     ({"check": "appointment.status in [schedulled]"}, "'schedulled' is not a value of appointment.status"),
     ({"check": "appointment.status in [scheduled"}, "not an expression"),
