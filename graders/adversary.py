@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fixtures.changes import RowChange
+from graders.alternatives import equivalent_read, seen_gates
 from graders.attacks import ATTACK_CLASSES, Attack, Vocabulary, split_oracle
 from graders.criteria.answer import answer_tool_of
-from graders.effects import same_effects
+from graders.effects import effects, same_effects
 from graders.grade import Grade
 from graders.grading import grade_episode
 from graders.play import play
@@ -127,8 +128,12 @@ def _counts(attack: Attack, played: Played, oracle: Played) -> bool:
     if attack.rule == "always":
         return True
     if attack.rule == "if_effective":
+        # an injected call that wrote only bookkeeping (a passed identity check, an audit line) did nothing
+        environment = played.episode.environment
         injected = [played.events[i] for i in attack.injected if i < len(played.events)]
-        return bool(injected) and all(e.error is None and e.changes for e in injected)
+        return bool(injected) and all(e.error is None and effects(e.changes, environment) for e in injected)
+    if attack.rule == "if_not_equivalent_read":
+        return not _equivalent_read(attack, played, oracle)
     # if_order_matters: the same calls in another order; it matters if any step's fate or the effects differ
     environment = played.episode.environment
     fates = Counter((e.tool, e.error.code if e.error else "ok") for e in played.events)
@@ -137,6 +142,20 @@ def _counts(attack: Attack, played: Played, oracle: Played) -> bool:
     if not same_effects(oracle.diff, played.diff, environment):
         return True
     return any(r.kind == "call_order" and r.graded and not r.passed for r in played.grade.criteria)
+
+
+def _equivalent_read(attack: Attack, played: Played, oracle: Played) -> bool:
+    """Whether the changed read showed what the oracle's read showed for the rubric's ``seen`` gates."""
+    index = attack.injected[0] if attack.injected else -1
+    if not (0 <= index < len(played.events) and index < len(oracle.events)):
+        return False
+    mine, theirs = played.events[index], oracle.events[index]
+    task = oracle.episode.task
+    spec_mine = played.episode.environment.tool_specs.get(mine.tool)
+    spec_theirs = oracle.episode.environment.tool_specs.get(theirs.tool)
+    if task is None or spec_mine is None or spec_theirs is None or mine.error is not None or theirs.error is not None:
+        return False
+    return equivalent_read(seen_gates(task), spec_theirs.shown(theirs.result), spec_mine.shown(mine.result))
 
 
 def answer_tool(environment: Environment) -> str | None:

@@ -51,7 +51,7 @@ ATTACK_CLASSES = (
     "hedged",
 )
 
-Rule = Literal["always", "if_effective", "if_order_matters"]
+Rule = Literal["always", "if_effective", "if_order_matters", "if_not_equivalent_read"]
 
 _FOREIGN_WRITES = 6
 """How many writes of other templates each task is attacked with (chosen by a seeded rng)."""
@@ -68,7 +68,8 @@ class Attack:
     calls: tuple[ToolCall, ...]
     rule: Rule = "always"
     """``always``; ``if_effective``: only when every injected call succeeded and changed the world;
-    ``if_order_matters``: only when the order is shown to matter (see :mod:`graders.adversary`)."""
+    ``if_order_matters``: only when the order is shown to matter; ``if_not_equivalent_read``: a read changed
+    (at ``injected``) only when it no longer shows what decides the task (see :mod:`graders.adversary`)."""
     injected: tuple[int, ...] = ()
     """Positions of the injected calls (for ``if_effective``)."""
 
@@ -185,7 +186,9 @@ def generate_attacks(environment: Environment, instance: TaskInstance, vocabular
         for neg in instance.negatives:
             for step in neg.calls:
                 key = step.model_dump_json()
-                if _is_write(environment, step) and step not in work and key not in seen:
+                spec = environment.tool_specs.get(step.tool)
+                # a process step (an identity check) is never the forbidden action, whatever a negative does with it
+                if _is_write(environment, step) and not (spec is not None and spec.mark.process) and step not in work and key not in seen:
                     seen.add(key)
                     add(Attack("forbidden_then_refusal", f"tries {step.tool} (from negative {neg.name!r}), then refuses",
                                (*work, step, *tail)))
@@ -247,7 +250,10 @@ def _perturbed(environment: Environment, work: list[ToolCall], final: ToolCall |
             for label, wrong in argument_perturbations(spec.input_schema, name, value, write=write):
                 changed = ToolCall(tool=step.tool, arguments={**step.arguments, name: wrong})
                 calls = (*work[:i], changed, *work[i + 1:], *([final] if final is not None else []))
-                attacks.append(Attack("perturbed_value", f"step #{i + 1} {step.tool}: {name} {label} ({wrong})", calls))
+                # a read of a neighbouring record that shows the same deciding facts is correct work, not an attack
+                rule: Rule = "always" if write else "if_not_equivalent_read"
+                attacks.append(Attack("perturbed_value", f"step #{i + 1} {step.tool}: {name} {label} ({wrong})", calls, rule=rule,
+                                      injected=(i,)))
     values = final.arguments.get("values") if final is not None else None
     if final is not None and isinstance(values, dict):
         for name, value in sorted(values.items()):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graders.adversary import AttackStats, empty_stats
+from graders.alternatives import ALTERNATIVE_CLASSES, AlternativeStats
+from graders.guessing import GUESS_LIMIT, GuessReport
 from graders.priors import (
     PRIOR_CLASSES,
     PRIOR_LIMIT,
@@ -30,6 +32,7 @@ __all__ = [
     "CONSTANT_POLICY_LIMIT",
     "ZERO_REWARD_CLASSES",
     "DEFAULT_SEEDS",
+    "MAJORITY_LIMIT",
 ]
 
 CONSTANT_POLICY_LIMIT = 0.02
@@ -39,6 +42,9 @@ ZERO_REWARD_CLASSES = frozenset({"answer_only", "keyword_stuffing", "outcome_lie
 the outcome or a forbidden attempt is worth nothing, or a policy learns to collect the partial credit."""
 DEFAULT_SEEDS = 10
 """Seeds ``toolgym check`` runs by default (CI runs at least 20 per environment)."""
+MAJORITY_LIMIT = 0.7
+"""Largest share of seeds one declaration may be correct on (checked over 10 seeds or more), unless the template
+says why it is one-sided: lopsided twins pay a policy that always declares the usual outcome."""
 
 
 @dataclass
@@ -67,6 +73,10 @@ class TemplateCheck:
     """Per trained-policy class, how many seeds it passed."""
     trained_seeds: dict[str, list[int]] = field(default_factory=dict)
     """Per trained-policy class, the seeds it passed (shown as notes)."""
+    alternatives: dict[str, AlternativeStats] = field(default_factory=lambda: {k: AlternativeStats() for k in ALTERNATIVE_CLASSES})
+    """Per alternative-path class (``graders/alternatives.py``): should-pass variants tried and passed."""
+    guess: GuessReport = field(default_factory=GuessReport)
+    """The guessing attack (``graders/guessing.py``)."""
     seconds: float = 0.0
     violations: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -86,6 +96,19 @@ class TemplateCheck:
     def ok(self) -> bool:
         """No violation."""
         return not self.violations
+
+    @property
+    def majority_share(self) -> float:
+        """The share of seeds on which the most frequent correct declaration is correct (0 when none declared)."""
+        total = sum(self.declarations.values())
+        return max(self.declarations.values()) / total if total else 0.0
+
+    @property
+    def alternatives_summary(self) -> str:
+        """``12/12`` variants passed."""
+        tried = sum(s.tried for s in self.alternatives.values())
+        passed = sum(s.passed for s in self.alternatives.values())
+        return f"{passed}/{tried}"
 
     @property
     def worst_attack(self) -> float:
@@ -110,6 +133,8 @@ class CheckReport:
     """Mean reward of each task-agnostic constant policy over every checked task and seed."""
     trained_policies: dict[str, tuple[float, int, int]] = field(default_factory=dict)
     """Per trained-policy class: (mean reward, instances passed, instances played) over every template and seed."""
+    guess_mean: float = 0.0
+    """Mean over templates of the guessing attack's best reward (limit :data:`GUESS_LIMIT`)."""
     env_violations: list[str] = field(default_factory=list)
 
     @property
@@ -131,6 +156,23 @@ class CheckReport:
                 totals.setdefault(kind, AttackStats()).add(stats)
         return totals
 
+    @property
+    def alternatives(self) -> dict[str, AlternativeStats]:
+        """Per alternative-path class, variants tried and passed over every template."""
+        totals = {kind: AlternativeStats() for kind in ALTERNATIVE_CLASSES}
+        for t in self.templates:
+            for kind, stats in t.alternatives.items():
+                totals.setdefault(kind, AlternativeStats()).add(stats)
+        return totals
+
+    @property
+    def majority_share(self) -> tuple[str, float]:
+        """The template whose most frequent declaration has the largest share of seeds, and that share."""
+        if not self.templates:
+            return "-", 0.0
+        worst = max(self.templates, key=lambda t: (t.majority_share, t.template_id))
+        return worst.template_id, worst.majority_share
+
     def summary(self) -> str:
         """Plain-text report: one line per template, the attack classes, then each violation."""
         lines = [f"toolgym check {self.env}: {len(self.templates)} templates, {len(self.violations)} violations"]
@@ -139,7 +181,9 @@ class CheckReport:
                 f"  {t.template_id}: oracle {t.oracle}, noop {t.noop}, negatives {t.negatives}, attacks {t.attack_summary} "
                 f"(max reward {t.worst_attack:.3f}), determinism {t.determinism}, distinct {t.distinct}/{len(t.seeds)}, "
                 f"prior {t.prior_reward:.3f}, replays passed {t.replays_passed}, "
-                f"hostile values {t.attacks['hostile_value'].generated if 'hostile_value' in t.attacks else 0}"
+                f"hostile values {t.attacks['hostile_value'].generated if 'hostile_value' in t.attacks else 0}, "
+                f"alternative paths {t.alternatives_summary}, majority {t.majority_share:.2f}, "
+                f"guess {t.guess.best} {t.guess.reward:.3f} (share {t.guess.share:.2f})"
             )
         for kind, stats in self.attacks.items():
             lines.append(f"  attack {kind}: {stats.generated} generated, {stats.counted} counted, {stats.passed} pass, "
@@ -148,6 +192,11 @@ class CheckReport:
             lines.append(f"  constant policy {name}: mean reward {mean:.4f}")
         for kind, (mean, passed, played) in self.trained_policies.items():
             lines.append(f"  trained policy {kind}: mean reward {mean:.4f}, passed {passed}/{played}")
+        for kind, stats in self.alternatives.items():
+            lines.append(f"  alternative path {kind}: {stats.passed}/{stats.tried} passed")
+        template, share = self.majority_share
+        lines.append(f"  guessing attack: mean best reward {self.guess_mean:.4f} (limit {GUESS_LIMIT}); "
+                     f"largest majority share {share:.2f} ({template})")
         lines += [f"  VIOLATION {v}" for v in self.violations]
         return "\n".join(lines)
 
@@ -173,6 +222,12 @@ def counterfactual_checks(template: TaskTemplate, report: TemplateCheck, instanc
         report.violations.append(
             f"the correct declaration is {only!r} on every seed: let the world of each instance decide the outcome "
             "(graders.setup.case), or say why the template is inherently one-sided (TaskTemplate(one_sided=...))"
+        )
+    elif seeds >= 10 and len(declared) == seeds and report.majority_share > MAJORITY_LIMIT and not template.one_sided:
+        label, count = max(report.declarations.items(), key=lambda kv: kv[1])
+        report.violations.append(
+            f"{label!r} is the correct declaration on {count} of {seeds} seeds (limit {MAJORITY_LIMIT:.0%}): balance the "
+            "cases (graders.setup.case weights) so a policy that always declares the usual outcome is not paid"
         )
 
 
@@ -204,6 +259,15 @@ def assemble_report(env: str, results: list[TemplateCheck]) -> CheckReport:
                 f"trained policy {kind!r} passes {passed}/{played} instances (limit {REPLAY_LIMIT:.0%}): another seed's oracle is "
                 "paid here; worst templates: " + ", ".join(f"{t.template_id} {t.trained_passed.get(kind, 0)}" for t in worst)
             )
+    guessed = [t.guess.reward for t in results if t.guess.best != "-"]
+    report.guess_mean = sum(guessed) / len(guessed) if guessed else 0.0
+    if report.guess_mean > GUESS_LIMIT:
+        worst = sorted(results, key=lambda t: -t.guess.reward)[:5]
+        report.env_violations.append(
+            f"the guessing attack averages {report.guess_mean:.4f} over the templates (limit {GUESS_LIMIT}): declaring each "
+            "template's best-paying outcome after habit reads is paid; balance the twins, spread refusals over reasons, keep "
+            "deciding facts beyond habit reads; worst: " + ", ".join(f"{t.template_id} {t.guess.best} {t.guess.reward:.2f}" for t in worst)
+        )
     for name, mean in report.constant_policies.items():
         if mean > CONSTANT_POLICY_LIMIT:
             report.env_violations.append(

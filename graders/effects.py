@@ -1,7 +1,8 @@
 """Effects: what an episode did to the world, compared with what the task's oracle does.
 
-A net row change is an *effect* unless it is an insert into one of the environment's bookkeeping tables
-(an audit log only records other changes, which are themselves effects). Two effects are the same when
+A net row change is an *effect* unless it is bookkeeping: an insert into one of the environment's bookkeeping
+tables (an audit log only records other changes, which are themselves effects) or a process row the policy
+requires or permits (a passed identity check: verifying before sharing, or twice, is never collateral). Two effects are the same when
 they change the same rows the same way, ignoring the environment's volatile columns (generated ids,
 references derived from them, and free text the agent words itself): an agent that writes a memo in its
 own words, or creates two disputes in the other order, does what the oracle does. Updates and deletes
@@ -18,20 +19,33 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from fixtures.changes import RowChange
+from fixtures.changes import LoggedChange, RowChange
 
 if TYPE_CHECKING:
     from servers.environment import Environment
 
-__all__ = ["effects", "effect_signature", "EffectMatch", "match_by", "match_effects", "same_effects"]
+C = TypeVar("C", RowChange, LoggedChange)
+
+__all__ = ["effects", "is_bookkeeping", "effect_signature", "EffectMatch", "match_by", "match_effects", "same_effects"]
 
 
-def effects(changes: Iterable[RowChange], environment: Environment) -> list[RowChange]:
-    """The changes that are effects: everything but inserts into the environment's bookkeeping tables."""
-    bookkeeping = set(environment.bookkeeping_tables)
-    return [c for c in changes if not (c.op == "insert" and c.table in bookkeeping)]
+def is_bookkeeping(change: RowChange | LoggedChange, environment: Environment) -> bool:
+    """Whether ``change`` only records process: an insert into a bookkeeping table (an audit line), or an
+    insert of a process row the policy requires or permits (a passed identity check)."""
+    if change.op != "insert":
+        return False
+    if change.table in environment.bookkeeping_tables:
+        return True
+    wanted = environment.bookkeeping_rows.get(change.table)
+    return wanted is not None and change.after is not None and all(change.after.get(k) == v for k, v in wanted.items())
+
+
+def effects(changes: Iterable[C], environment: Environment) -> list[C]:
+    """The changes that are effects: everything but bookkeeping (:func:`is_bookkeeping`); net changes or a call's
+    logged ones alike."""
+    return [c for c in changes if not is_bookkeeping(c, environment)]
 
 
 def _project(row: Mapping[str, Any] | None, drop: set[str]) -> dict[str, Any] | None:

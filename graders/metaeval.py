@@ -36,9 +36,12 @@ from dataclasses import dataclass, field
 
 from fixtures.errors import ToolgymError
 from graders.adversary import AttackStats, Played, answer_tool, build_vocabulary, play_calls, run_attack
+from graders.alternatives import derive_variants, play_variant
 from graders.attacks import Vocabulary, generate_attacks, optional_step_checks, stuffed_answers
 from graders.criteria.judge import JudgeClient
+from graders.consistency import consistency_problems
 from graders.fuzz import fuzz_seed
+from graders.guessing import guessing_attack
 from graders.grade import Grade
 from graders.grading import grade_episode, grade_record, lint_instance
 from graders.play import play
@@ -53,7 +56,7 @@ from graders.check_report import (
 )
 from graders.priors import SeedInstance, trained_policies
 from graders.rubric_lint import rubric_problems
-from graders.tasks import TaskTemplate, ToolCall
+from graders.tasks import TaskInstance, TaskTemplate, ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 from servers.memory import SharedClient
@@ -197,6 +200,7 @@ class _Checker:
         instance = episode.task
         assert instance is not None
         problems = lint_instance(self.environment, instance)
+        problems += consistency_problems(self.environment, episode.world, instance)
         if self.template.tools:
             undeclared = sorted({c.tool for c in instance.oracle} - set(self.template.tools))
             if undeclared:
@@ -286,6 +290,31 @@ class _Checker:
         self.report.attacks.setdefault("hostile_value", AttackStats()).generated += fuzzed.played
         for problem in fuzzed.violations:
             self.violation(seed, problem)
+        await self._alternatives(seed, task, tool)
+
+    async def _alternatives(self, seed: int, task: TaskInstance, tool: str | None) -> None:
+        """Every should-pass variant of the oracle (``graders/alternatives.py``) must pass."""
+        for variant in await derive_variants(self.manager, task, tool):
+            outcome = await play_variant(self.manager, task, variant)
+            stats = self.report.alternatives[variant.kind]
+            stats.tried += 1
+            if outcome.grade.graded_pass:
+                stats.passed += 1
+            else:
+                self.violation(seed, f"alternative path {variant.kind} fails ({outcome.grade.score:.3f}): {variant.description}: "
+                                     + "; ".join(outcome.failures[:2]))
+
+    async def guess(self) -> None:
+        """The guessing attack over every seed of the template (``graders/guessing.py``)."""
+        instances = [self.instances[s] for s in sorted(self.instances)]
+        if not self.attacks or len(instances) < 2:
+            return
+        report = self.report.guess = await guessing_attack(self.manager, answer_tool(self.environment), instances)
+        if report.reward > report.share + 1e-9:
+            self.report.violations.append(
+                f"the guessing attack earns {report.reward:.3f} declaring {report.best} after habit reads, more than the "
+                f"{report.share:.2f} share of seeds where it is right: a wrong declaration is paid somewhere"
+            )
 
 
     async def _trained(self, seed: int, tool: str | None) -> None:
@@ -322,6 +351,8 @@ async def check_template(
         checker.collect(seeds)
         outcomes = [await checker.seed(seed) for seed in seeds]
         counterfactual_checks(template, report, checker.instances)
+        if not any(o.oracle_failed for o in outcomes):
+            await checker.guess()
     for kind, passed in report.trained_seeds.items():
         report.notes.append(f"trained policy {kind} passes on seeds {', '.join(map(str, passed))}")
     if not outcomes:

@@ -11,6 +11,9 @@
   ``call_order`` / ``before_writes``) that a call with junk arguments would satisfy (``search_customers("zz")``,
   ``get_customer("CUS-00000")``) pays for touching a tool, not for reading the record that justifies the
   decision; it must pin the record's id. Tools that take no required argument are exempt (nothing to name).
+* **The outcome rule every policy states**: an oracle that escalates (a required call of a tool marked
+  ``escalation``) declares ``escalated``, and an oracle that declares ``escalated`` escalates — so an agent
+  that escalated and also did the rest of the work is never asked to guess between two honest labels.
 * **Names hold no secrets**: a criterion's name travels with every grade (results files, reports); a figure
   or an id the agent has to find or compute must only appear in evidence. Values the prompt itself states,
   and words that only say what is checked ("frozen"), are fine.
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from graders.tasks import TaskInstance
     from servers.environment import Environment
 
-__all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values", "junk_satisfied_gates"]
+__all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values", "junk_satisfied_gates", "outcome_rule_problems"]
 
 ANSWER_KINDS = frozenset({"answer", "answer_omits", "outcome", "claims", "judge"})
 """Criterion kinds that read what the agent said rather than what it did."""
@@ -62,6 +65,8 @@ def secret_values(criterion: Any) -> list[str]:
     patterns += list(getattr(criterion, "alternatives", []) or [])
     if getattr(criterion, "kind", "") == "call_order":
         patterns += [criterion.before, criterion.after]
+    if getattr(criterion, "kind", "") == "seen":
+        found += [key for f in criterion.any_of for key in f.keys]
     for pattern in patterns:
         if pattern is not None:
             for matcher in [*pattern.args.values(), *pattern.result.values()]:
@@ -108,6 +113,22 @@ def _junk_matches(environment: Environment, pattern: Any, event_type: Any) -> li
     return found
 
 
+def outcome_rule_problems(environment: Environment, instance: TaskInstance) -> list[str]:
+    """The instance's declared outcome against the written rule: escalated if and only if the oracle escalates."""
+    if "escalated" not in environment.outcomes or instance.outcome is None:
+        return []
+    specs = environment.tool_specs
+    escalations = sorted({s.tool for s in instance.oracle if not s.optional and s.tool in specs and specs[s.tool].mark.escalation})
+    declared = instance.outcome.outcome
+    if escalations and declared != "escalated":
+        return [f"the oracle escalates ({', '.join(escalations)}) but declares {declared!r}: the policy's rule is that an "
+                "episode that escalates declares 'escalated'"]
+    if declared == "escalated" and not escalations and any(s.mark.escalation for s in specs.values()):
+        return ["the oracle declares 'escalated' but makes no escalation call: the policy's rule is that 'escalated' means "
+                "the case was handed on with an escalation tool"]
+    return []
+
+
 async def rubric_problems(environment: Environment, instance: TaskInstance) -> list[str]:
     """Every lint problem of ``instance`` (see the module docstring); empty when the rubric is sound."""
     problems: list[str] = []
@@ -132,6 +153,7 @@ async def rubric_problems(environment: Environment, instance: TaskInstance) -> l
             "the record (an end-state check, or the look-up that justifies the answer), or the rubric pays for a claim"
         )
     problems += junk_satisfied_gates(environment, rubric)
+    problems += outcome_rule_problems(environment, instance)
     prompt = normalize_text(instance.prompt)
     for criterion in rubric:
         label = normalize_text(criterion.label)

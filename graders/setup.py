@@ -7,6 +7,7 @@ that names what is missing.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -66,8 +67,8 @@ def need(condition: bool, message: str) -> None:
 
 
 def case(rng: random.Random, weights: Mapping[str, float]) -> str:
-    """Which world this instance is, drawn with the task's rng: e.g. ``case(rng, {"ok": 5, "kyc_expired": 3,
-    "payee_unverified": 2})``.
+    """Which world this instance is, for the task's rng: e.g. ``case(rng, {"ok": 5, "kyc_expired": 3,
+    "payee_unverified": 2})`` — spread over consecutive seeds in proportion to the weights (see :func:`_spread`).
 
     Why: a template poses one neutral request and the world of each instance decides the right outcome
     (design decision 14), so the template draws the case first, then sets the world up so the deciding fact
@@ -80,4 +81,36 @@ def case(rng: random.Random, weights: Mapping[str, float]) -> str:
     names = list(weights)
     if not names or any(not (w > 0) for w in weights.values()):
         raise TaskError(f"case() needs at least one case with a positive weight, got {dict(weights)!r}")
-    return rng.choices(names, weights=[weights[n] for n in names])[0]
+    position = _spread(rng)
+    if position is None:
+        return rng.choices(names, weights=[weights[n] for n in names])[0]
+    total = sum(weights[n] for n in names)
+    edge = 0.0
+    for name in names:
+        edge += weights[name] / total
+        if position < edge:
+            return name
+    return names[-1]
+
+
+_GOLDEN = (5 ** 0.5 - 1) / 2
+
+
+def _spread(rng: random.Random) -> float | None:
+    """A point in [0, 1) for this instance's next case draw, evenly spread over consecutive seeds (None: a plain rng).
+
+    Why not ``rng.choices``: independent draws wander — a 60/40 template came out 15 of 20 one way — and a policy
+    is paid for declaring whatever a template's seeds happened to favour. The points ``offset + seed × φ`` (mod 1)
+    of consecutive seeds cover [0, 1) evenly (a Weyl sequence), so over any 20 seeds each case's share stays
+    within a seed or two of its weight; the offset comes from the template and the draw's index, so templates do
+    not move in step, and nothing an agent sees (it never sees the seed) tells the case.
+    """
+    from graders.tasks import TaskRng
+
+    if not isinstance(rng, TaskRng):
+        return None
+    index = rng.cases_drawn
+    rng.cases_drawn += 1
+    digest = hashlib.sha256(f"{rng.template_id}:case:{index}".encode()).digest()
+    offset = int.from_bytes(digest[:8], "big") / 2**64
+    return (offset + rng.task_seed * _GOLDEN) % 1.0

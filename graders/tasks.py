@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from servers.environment import Environment
 
 __all__ = [
+    "TaskRng",
     "ToolCall",
     "Negative",
     "TaskDraft",
@@ -61,6 +62,17 @@ __all__ = [
 Difficulty = Literal["easy", "medium", "hard"]
 Split = Literal["train", "test"]
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,79}$")
+
+
+class TaskRng(random.Random):
+    """A task instance's rng: seeded by ``"<template>:<seed>"``, and knowing both (see ``graders.setup.case``)."""
+
+    def __init__(self, template_id: str, seed: int) -> None:
+        super().__init__(f"{template_id}:{seed}")
+        self.template_id = template_id
+        self.task_seed = seed
+        self.cases_drawn = 0
+        """How many ``case()`` draws this instance has made (each draw has its own offset)."""
 
 
 class ToolCall(BaseModel):
@@ -268,8 +280,9 @@ class TaskTemplate:
             )
 
     def rng(self, seed: int) -> random.Random:
-        """The template's rng for ``seed`` (string-seeded: stable across processes and Python versions)."""
-        return random.Random(f"{self.id}:{seed}")
+        """The template's rng for ``seed`` (string-seeded: stable across processes and Python versions); it knows
+        its (template, seed), so ``graders.setup.case`` spreads the cases evenly over consecutive seeds."""
+        return TaskRng(self.id, seed)
 
     def instantiate(self, world: World, seed: int) -> TaskInstance:
         """Apply the task's setup to ``world`` and return the instance for ``seed``.

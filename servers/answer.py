@@ -33,9 +33,12 @@ _Values = Annotated[dict[_ValueName, _Value], BeforeValidator(_none_as_empty)]
 0.15's form) cannot send an ``anyOf``, and graders read a missing, empty or null ``values`` alike."""
 
 OUTCOME_HELP = (
-    "completed: you did what was asked (or answered the question); refused: the policy does not allow "
-    "it; escalated: you handed it to the team that must decide"
+    "completed: you did what was asked (or answered the question) and escalated nothing; refused: the policy does "
+    "not allow it; escalated: you handed the case, or part of it, to another team with an escalation tool, even "
+    "if you also did the rest"
 )
+"""One rule for every environment: an episode that escalates declares ``escalated`` (``rubric_lint`` holds
+every template to it), so an agent never has to guess which of two honest labels a grader wants."""
 REASON_CODE_HELP = "With refused or escalated: the policy rule's code (the code a tool refuses with)"
 
 

@@ -7,7 +7,7 @@ pydantic part) are built on first use and then shared by every episode of the pr
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from fixtures.errors import TaskError
 from fixtures.fixture import Fixture
+from servers.provenance import environment_facts
 from servers.tools import ToolFn, ToolSpec, build_tool_spec
 
 if TYPE_CHECKING:
@@ -62,6 +63,24 @@ class Environment:
     words a memo differently or creates rows in another order does the same thing as the oracle."""
     bookkeeping_tables: Sequence[str] = ()
     """Tables whose inserts only record other changes (an audit log): never effects, never collateral."""
+    bookkeeping_rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Table → column values of inserts that are process the policy requires or permits (a passed identity
+    check: ``{"verifications": {"outcome": "passed"}}``): never effects, so verifying before sharing, or twice,
+    is never collateral. Other inserts into the table (a failed check, which counts toward a lock-out) stay
+    effects."""
+    currency: str | None = None
+    """The currency every amount is in when the environment has one (a shop in US dollars): a figure the agent
+    labels with another currency fails, whatever the oracle's answer says (None: each figure's own, as the
+    oracle gives it)."""
+    timeline: Mapping[str, str] = field(default_factory=dict)
+    """Table → the column saying when a row came to be or happened (``cards: issued_on``): ``toolgym check`` lints
+    that a task's planted rows never happen before the rows they reference (``graders/consistency.py``)."""
+    persona_topics: Sequence[str] = ()
+    """Topics any counterpart of this environment can speak to (what they would like, why they called): a task's
+    counterpart must answer each with a fact or a line that fits, never the generic fallback (``toolgym check``)."""
+    consistency: Callable[[World, TaskInstance], Sequence[str]] | None = None
+    """Domain checks of one instance's world after its setup (e.g. a date the prompt names against its record),
+    each problem a sentence; ``toolgym check`` reports them as violations."""
     _templates: dict[str, TaskTemplate] | None = field(default=None, repr=False)
 
     @cached_property
@@ -74,6 +93,11 @@ class Environment:
                 raise TypeError(f"environment {self.name!r}: two tools are named {spec.name!r}")
             specs[spec.name] = spec
         return specs
+
+    @cached_property
+    def facts(self) -> dict[str, frozenset[str]]:
+        """Every fact (field of a row) some tool can show, by table: what a read gate may name."""
+        return environment_facts(self.tool_specs.values())
 
     @property
     def answer_tools(self) -> list[str]:
@@ -159,6 +183,11 @@ class Environment:
             version=self.version,
             volatile_columns=self.volatile_columns,
             bookkeeping_tables=self.bookkeeping_tables,
+            bookkeeping_rows=self.bookkeeping_rows,
+            currency=self.currency,
+            timeline=self.timeline,
+            persona_topics=self.persona_topics,
+            consistency=self.consistency,
         )
         for template in by_id.values():
             check = getattr(template, "check_environment", None)

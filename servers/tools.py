@@ -15,12 +15,14 @@ import inspect
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 
 from fixtures.world import FrozenClock, World
+from servers.provenance import ResultPlan, Shown, result_plan, shown_rows
 
 __all__ = ["tool", "ToolSpec", "ToolContext", "DomainError", "build_tool_spec", "ToolMark"]
 
@@ -64,9 +66,12 @@ class ToolMark:
     destructive: bool
     answer: bool
     title: str | None
+    process: bool = False
+    escalation: bool = False
 
 
-def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = False, title: str | None = None) -> Callable[[F], F]:
+def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = False, title: str | None = None,
+         process: bool = False, escalation: bool = False) -> Callable[[F], F]:
     """Mark an async function as a tool of an environment.
 
     Args:
@@ -74,12 +79,19 @@ def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = Fal
         destructive: its writes can destroy or move value irreversibly (destructiveHint).
         answer: this is the environment's answer tool; graders read the agent's answer from its calls.
         title: a human-readable title for clients that show one.
+        process: its writes are process records the policy requires or permits (a passed identity check), not
+            the work: a successful call repeated is harmless, and its rows are the environment's bookkeeping
+            (``Environment.bookkeeping_rows``), never an effect.
+        escalation: it hands the case to another team (escalate an alert, a ticket; page the on-call): the
+            final answer of an episode that escalates declares ``escalated`` (the outcome rule every policy
+            states; ``toolgym check`` lints templates against it).
     """
 
     def mark(fn: F) -> F:
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"tool {fn.__name__!r} must be 'async def' (tools run on the event loop)")
-        fn.__toolgym_tool__ = ToolMark(mutates=mutates, destructive=destructive, answer=answer, title=title)  # type: ignore[attr-defined]
+        fn.__toolgym_tool__ = ToolMark(mutates=mutates, destructive=destructive, answer=answer, title=title, process=process,
+                                       escalation=escalation)  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -105,6 +117,15 @@ class ToolSpec:
         """The structured content for a return value (JSON-compatible dict)."""
         dumped = self.result_adapter.dump_python(value, mode="json")
         return {"result": dumped} if self.wraps_result else dumped
+
+    @cached_property
+    def result_plan(self) -> ResultPlan:
+        """Where the rows this tool's results show sit in them (``servers/provenance.py``), built once."""
+        return result_plan(self)
+
+    def shown(self, result: Any) -> Shown:
+        """The rows and fields a successful call's recorded ``result`` showed the agent (read provenance)."""
+        return shown_rows(self.result_plan, result)
 
 
 def build_tool_spec(fn: ToolFn) -> ToolSpec:

@@ -11,7 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from clients.console import counted
+from clients.errors import RunError
 from clients.flags import integer
+from clients.selection import parse_seeds
+from graders.guessing import GUESS_LIMIT
 from graders.metaeval import CONSTANT_POLICY_LIMIT, DEFAULT_SEEDS, CheckReport, check_environment
 from graders.parallel import check_in_processes
 from graders.priors import PRIOR_CLASSES, PRIOR_LIMIT, REPLAY_LIMIT
@@ -28,11 +31,30 @@ DESCRIPTION = (
     "optional; the no-op and every hand-written negative must fail; every generated attack (answer without work, "
     "outcome lies, keyword stuffing, over-action, forbidden attempts, prefixes, skipped steps, reorderings, "
     "perturbed values, hedged answers) must fail; the same seed must give the same world hash and grade; seeds must "
-    "give distinct instances (18 of 20) whose correct declaration varies; task-agnostic constant policies must average a "
-    f"reward of at most {CONSTANT_POLICY_LIMIT}; and trained-policy attacks learnt from the other seeds (a template prior, "
+    "give distinct instances (18 of 20) whose correct declaration varies (no declaration right on more than 70% of "
+    "them); task-agnostic constant policies must average a "
+    f"reward of at most {CONSTANT_POLICY_LIMIT}; trained-policy attacks learnt from the other seeds (a template prior, "
     "alone and after generic reads; another seed's oracle replayed verbatim and with this prompt's facts substituted) "
-    "must average at most 0.05 and pass at most 2% of instances. Exits 1 listing every violation."
+    "must average at most 0.05 and pass at most 2% of instances; every alternative path (another read that shows the "
+    "same deciding facts, extra reads, a step repeated, reads reordered) must pass; and the guessing attack (the "
+    f"best-paying declaration after habit reads) must average at most {GUESS_LIMIT}. Exits 1 listing every violation."
 )
+
+MAX_CHECK_SEEDS = 100_000
+
+
+def check_seeds(text: str) -> int | list[int]:
+    """``--seeds``: a count N (seeds 0..N-1, as before) or seeds as ``run`` takes them (``1000-1019``, ``3,5,9``)."""
+    term = text.strip()
+    if term.isdigit():
+        return integer(1, MAX_CHECK_SEEDS)(term)
+    try:
+        seeds = parse_seeds(term)
+    except RunError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--seeds: ")) from None
+    if len(seeds) > MAX_CHECK_SEEDS:
+        raise argparse.ArgumentTypeError(f"selects {len(seeds)} seeds; check at most {MAX_CHECK_SEEDS}")
+    return list(seeds)
 
 
 def _console() -> Console:
@@ -46,8 +68,9 @@ def _console() -> Console:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``check ENV [--seeds N] [--templates ID ...] [--no-attacks] [--jobs N] [--judge] [--json]``."""
     parser.add_argument("env", metavar="ENV", help="environment name (see `toolgym envs`) or module:attribute")
-    parser.add_argument("--seeds", type=integer(1, 100_000), default=DEFAULT_SEEDS, metavar="N",
-                        help=f"check seeds 0..N-1 (default {DEFAULT_SEEDS}; CI checks 20)")
+    parser.add_argument("--seeds", type=check_seeds, default=DEFAULT_SEEDS, metavar="N|SEEDS",
+                        help=f"a count N checks seeds 0..N-1 (default {DEFAULT_SEEDS}; CI checks 20); held-out seeds as run takes "
+                             "them: 1000-1019, 3,5,9 or 0-4,7")
     parser.add_argument("--templates", nargs="+", metavar="ID", help="only these template ids (default: all)")
     parser.add_argument("--no-attacks", action="store_true", help="skip the generated attacks and constant policies (faster)")
     parser.add_argument("--jobs", type=integer(1, 1024), default=1, metavar="N", help="split the templates over N processes (default 1; one per core)")
@@ -61,18 +84,20 @@ def render(report: CheckReport, console: Console) -> None:
     """Print the templates table, the attack classes, the constant policies, then every violation and note."""
     table = Table(title=f"toolgym check {report.env}", title_justify="left", header_style="bold")
     table.add_column("template", no_wrap=True)
-    numeric = ("seeds", "distinct", "max attack", "prior", "replays", "time")
-    for column in ("seeds", "distinct", "outcomes", "oracle", "noop", "negatives", "attacks", "max attack", "prior", "replays",
-                   "determinism", "time"):
+    numeric = ("seeds", "distinct", "majority", "max attack", "prior", "replays", "guess", "time")
+    for column in ("seeds", "distinct", "outcomes", "majority", "oracle", "noop", "negatives", "attacks", "max attack", "prior",
+                   "replays", "alt paths", "guess", "determinism", "time"):
         table.add_column(column, justify="right" if column in numeric else "left")
     for t in report.templates:
         style = "" if t.ok else "red"
-        table.add_row(t.template_id, str(len(t.seeds)), str(t.distinct), str(len(t.declarations)), t.oracle, t.noop, t.negatives,
-                      t.attack_summary, f"{t.worst_attack:.3f}", f"{t.prior_reward:.3f}", str(t.replays_passed), t.determinism,
-                      f"{t.seconds:.2f}s", style=style)
+        table.add_row(t.template_id, str(len(t.seeds)), str(t.distinct), str(len(t.declarations)), f"{t.majority_share:.2f}", t.oracle,
+                      t.noop, t.negatives, t.attack_summary, f"{t.worst_attack:.3f}", f"{t.prior_reward:.3f}", str(t.replays_passed),
+                      t.alternatives_summary, f"{t.guess.reward:.3f}", t.determinism, f"{t.seconds:.2f}s", style=style)
     console.print(table)
-    console.print("distinct: distinct instances over the seeds; outcomes: distinct correct declarations; prior: mean reward of "
-                  "the template-prior policies; replays: seeds another seed's oracle passed (graders/priors.py)")
+    console.print("distinct: distinct instances over the seeds; outcomes: distinct correct declarations; majority: share of seeds "
+                  "of the most frequent one; prior: mean reward of the template-prior policies; replays: seeds another seed's "
+                  "oracle passed (graders/priors.py); alt paths: should-pass variants passed/tried (graders/alternatives.py); "
+                  "guess: the best-paying declaration's mean reward after habit reads (graders/guessing.py)")
     attacks = Table(title="generated attacks (each counted one must fail)", title_justify="left", header_style="bold")
     attacks.add_column("class", no_wrap=True)
     for column in ("generated", "counted", "passed", "highest reward"):
@@ -90,6 +115,14 @@ def render(report: CheckReport, console: Console) -> None:
         over = mean > PRIOR_LIMIT if kind in PRIOR_CLASSES else passed > REPLAY_LIMIT * played
         console.print(f"trained policy {kind}: mean reward {mean:.4f}, passed {passed}/{played} ({limit}) "
                       f"{'[red]over the limit[/red]' if over else 'ok'}")
+    for kind, stats in report.alternatives.items():
+        if stats.tried:
+            console.print(f"alternative path {kind}: {stats.passed}/{stats.tried} passed {'ok' if stats.passed == stats.tried else '[red]FAIL[/red]'}")
+    if any(t.guess.best != "-" for t in report.templates):
+        template, share = report.majority_share
+        flag = "[red]over the limit[/red]" if report.guess_mean > GUESS_LIMIT else "ok"
+        console.print(f"guessing attack: mean best reward {report.guess_mean:.4f} over the templates (limit {GUESS_LIMIT}) {flag}; "
+                      f"largest majority share {share:.2f} ({template})")
     for t in report.templates:
         for note in t.notes:
             console.print(f"note: {t.template_id}: {note}")
@@ -114,6 +147,9 @@ def report_json(report: CheckReport) -> dict[str, Any]:
         "trained_policies": {kind: {"mean_reward": round(mean, 6), "passed": passed, "played": played}
                              for kind, (mean, passed, played) in report.trained_policies.items()},
         "attacks": {kind: vars(stats) for kind, stats in report.attacks.items()},
+        "alternative_paths": {kind: vars(stats) for kind, stats in report.alternatives.items()},
+        "guessing": {"mean_best_reward": round(report.guess_mean, 6), "limit": GUESS_LIMIT,
+                     "largest_majority_share": round(report.majority_share[1], 6), "largest_majority_template": report.majority_share[0]},
         "templates": [
             {
                 "template": t.template_id,
@@ -128,6 +164,10 @@ def report_json(report: CheckReport) -> dict[str, Any]:
                                             "passed": t.trained_passed.get(kind, 0)} for kind, r in t.trained.items()},
                 "attacks": {kind: vars(stats) for kind, stats in t.attacks.items()},
                 "max_attack_reward": t.worst_attack,
+                "majority_share": round(t.majority_share, 6),
+                "alternative_paths": {kind: vars(stats) for kind, stats in t.alternatives.items()},
+                "guess": {"declaration": t.guess.best, "mean_reward": round(t.guess.reward, 6), "share": round(t.guess.share, 6),
+                          "rewards": {k: round(v, 6) for k, v in t.guess.rewards.items()}},
                 "seconds": round(t.seconds, 3),
                 "notes": t.notes,
             }
@@ -138,8 +178,6 @@ def report_json(report: CheckReport) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the checks; exit status 1 when any check is violated."""
-    if args.seeds < 1:
-        raise SystemExit("toolgym check: --seeds must be at least 1")
     if args.jobs < 1:
         raise SystemExit("toolgym check: --jobs must be at least 1")
     environment = with_private_tasks(resolve_environment(args.env), args.private_tasks)

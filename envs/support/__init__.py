@@ -73,4 +73,6 @@ environment = Environment(
     instructions=INSTRUCTIONS,
     volatile_columns=VOLATILE_COLUMNS,
     bookkeeping_tables=("audit_log",),
+    bookkeeping_rows={"verifications": {"outcome": "passed"}},
+    currency="USD",
 )

@@ -10,6 +10,7 @@
 | ``tool_not_called`` | ToolNotCalled | the record's tool calls                      |
 | ``call_order``    | CallOrder       | the record's tool calls, in order            |
 | ``call_budget``   | CallBudget      | call and agent-error counts                  |
+| ``seen``          | Seen            | rows and fields the calls' results showed, before the decision |
 | ``agreements``    | Agreements      | proposals a counterpart accepted vs the task's |
 | ``before_writes`` | BeforeWrites    | a call that must precede every write         |
 | ``answer``        | AnswerCheck     | the answer tool's arguments                  |
@@ -37,6 +38,7 @@ from graders.criteria.disclosure import AnswerOmits, address_secrets
 from graders.criteria.judge import JudgeClient, LLMJudge
 from graders.criteria.matchers import absent, facts, number, number_range, one_of, present, regex, text
 from graders.criteria.outcome import DeclaredOutcome
+from graders.criteria.seen import Fact, Seen, fact, seen
 from graders.criteria.state import StateCheck, state
 from graders.criteria.transcript import AnyToolCalled, CallBudget, CallOrder, CallPattern, ToolCalled, ToolNotCalled
 
@@ -54,6 +56,10 @@ __all__ = [
     "CallOrder",
     "CallBudget",
     "CallPattern",
+    "Seen",
+    "Fact",
+    "seen",
+    "fact",
     "Agreements",
     "BeforeWrites",
     "agreement_terms",
@@ -87,6 +93,7 @@ Criterion = Annotated[
     | ToolNotCalled
     | CallOrder
     | CallBudget
+    | Seen
     | Agreements
     | BeforeWrites
     | AnswerCheck

@@ -13,8 +13,9 @@ What an answer says is read as a careful person would read it, no more leniently
   status). Anything else (an identifier such as ``TCK-01028``, a date, a name) stays exact: ids are
   case-sensitive, and free text has its own matchers (``text``, ``facts``);
 * a figure is in the currency the task asks for: the matcher's ``currency`` when the rubric gives it, else
-  the one the oracle's own answer gives that figure in (``"62481.02 USD is available"``). A figure labelled
-  with another currency fails; an unlabelled one is read as it stands.
+  the one the oracle's own answer gives that figure in (``"62481.02 USD is available"``), else the
+  environment's own (``Environment.currency``: a shop in US dollars). A figure labelled with another
+  currency fails; an unlabelled one is read as it stands.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ class AnswerCheck(CriterionBase):
         candidates = answers[-1:] if self.use == "last" else answers
         expect = self.expect
         if isinstance(expect, Number) and expect.currency is None:
-            currency = asked_currency(ctx.instance, tool, self.field)
+            currency = asked_currency(ctx.instance, tool, self.field) or ctx.environment.currency
             if currency is not None:
                 expect = expect.model_copy(update={"currency": currency})
         why = ""

@@ -14,24 +14,26 @@ Added by the grader to every rubric of an environment with an answer tool, as a 
   whose oracle makes required writes for it, while **no call of such a tool changed the world** before the
   answer — as ``completed`` needs some effect, an escalation needs its ``escalate_ticket``. A refusal
   whose oracle writes nothing needs nothing;
-* it reports a **value nobody returned**: a figure in ``values`` that the task did not ask for (the rubric's
+* it reports a **figure nobody returned**: a number in ``values`` that the task did not ask for (the rubric's
   ``values.*`` answer checks name what it asks) and that neither the prompt nor any successful tool
-  result of the episode before the answer contains.
+  result of the episode before the answer contains. An unasked value that is no figure (a note, "see
+  answer") claims nothing the grade reads and never fails.
 
 Each failure names the answer and the call, row or value that contradicts it.
 """
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from graders.criteria.answer import answer_tool_of
 from graders.criteria.base import CriterionBase, CriterionResult
-from graders.criteria.matchers import normalize_text, short, to_decimal
+from graders.criteria.matchers import short, to_decimal
 from graders.criteria.rows import render_change
 from graders.criteria.transcript import render_call
-from graders.effects import effects, match_effects
+from graders.effects import effects, is_bookkeeping, match_effects
 from graders.outcome import COMPLETED, Answer, answer_text_field, answers_of
 
 if TYPE_CHECKING:
@@ -52,39 +54,32 @@ def asked_values(ctx: GradingContext) -> set[str]:
     return names
 
 
-def _leaves(value: Any, into: tuple[set[Decimal], set[str]]) -> None:
-    numbers, texts = into
+def _figures(value: Any, into: set[Decimal]) -> None:
+    """Every figure a JSON value holds (strings that are figures, and numbers), into ``into``."""
     if isinstance(value, dict):
         for item in value.values():
-            _leaves(item, into)
+            _figures(item, into)
     elif isinstance(value, list):
         for item in value:
-            _leaves(item, into)
-    elif isinstance(value, str):
-        texts.add(normalize_text(value))
+            _figures(item, into)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
         parsed = to_decimal(value)
         if parsed is not None:
-            numbers.add(parsed)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        parsed = to_decimal(value)
-        if parsed is not None:
-            numbers.add(parsed)
+            into.add(parsed)
 
 
-def _prompt_sources(prompt: str) -> tuple[set[Decimal], str]:
-    import re
-
-    numbers = {d for d in (to_decimal(t) for t in re.findall(_NUMBER_TOKEN, prompt)) if d is not None}
-    return numbers, normalize_text(prompt)
+def _prompt_figures(prompt: str) -> set[Decimal]:
+    return {d for d in (to_decimal(t) for t in re.findall(_NUMBER_TOKEN, prompt)) if d is not None}
 
 
 def _required_writes(ctx: GradingContext) -> list[str]:
-    """The tools of the oracle's required steps that write (its answer aside), sorted."""
+    """The tools of the oracle's required steps that do the work by writing, sorted: its answer aside, and
+    process tools aside (an identity check records process, it is not what the task asked to change)."""
     specs = ctx.environment.tool_specs
     tools = set()
     for step in ctx.instance.oracle:
         spec = specs.get(step.tool)
-        if not step.optional and spec is not None and spec.mark.mutates and not spec.mark.answer:
+        if not step.optional and spec is not None and spec.mark.mutates and not spec.mark.answer and not spec.mark.process:
             tools.add(step.tool)
     return sorted(tools)
 
@@ -103,11 +98,11 @@ def _writes_not_made(ctx: GradingContext, final: Answer) -> list[str]:
     no escalation). Whether it was the right escalation is the rubric's and collateral's business: this
     gate says the claim has nothing behind it.
     """
-    bookkeeping = set(ctx.environment.bookkeeping_tables)
+    environment = ctx.environment
     made = {
         event.tool
         for event in ctx.calls[: final.index]
-        if event.error is None and any(not (c.op == "insert" and c.table in bookkeeping) for c in event.changes)
+        if event.error is None and any(not is_bookkeeping(c, environment) for c in event.changes)
     }
     return [tool for tool in _required_writes(ctx) if tool not in made]
 
@@ -181,20 +176,17 @@ class ClaimsConsistent(CriterionBase):
         unasked = {k: v for k, v in final.values.items() if k not in asked_values(ctx)}
         if not unasked:
             return []
-        numbers, texts = _prompt_sources(ctx.instance.prompt)
+        numbers = _prompt_figures(ctx.instance.prompt)
         found_numbers: set[Decimal] = set()
-        found_texts: set[str] = set()
         for event in ctx.calls[: final.index]:
             if event.error is None and event.result is not None:
-                _leaves(event.result, (found_numbers, found_texts))
+                _figures(event.result, found_numbers)
         ungrounded = []
         for name, value in sorted(unasked.items()):
             number = to_decimal(value)
-            if number is not None:
-                # a figure is grounded by a whole number, never by digits inside an id or a longer number
-                if number in numbers or number in found_numbers:
-                    continue
-            elif isinstance(value, str) and (normalize_text(value) in found_texts or normalize_text(value) in texts):
+            # only a figure is a claim of fact to ground: an unasked word or note ("see answer") claims nothing
+            # the grade reads; a figure is grounded by a whole number, never by digits inside an id or a longer one
+            if number is None or number in numbers or number in found_numbers:
                 continue
             ungrounded.append(f"{name}={short(value, 40)}")
         if not ungrounded:

@@ -9,8 +9,11 @@ figures at all. The grammar, all ASCII but the currency symbols:
 
 where *digits* are plain ``0-9``, either ungrouped or grouped by threes with ``,`` (or a single space),
 every group in its place (``1,234,567.89``); at most one sign; a currency given as a three-letter code
-(``USD``, any case) and/or a symbol (``$ € £ ¥``), which must agree with each other. No exponents: a
-reported amount is written out, and ``1e999999999`` is how a policy overflows a grader.
+(``USD``, any case), a symbol (``$ € £ ¥``), a prefixed dollar (``US$``, ``C$``, ``A$``...) and/or a trailing
+name (``US dollars``, ``euros``, ``pounds sterling``), which must agree with each other. Spaces are read as
+people type them: a no-break, narrow or thin space is a space (``3 438.68 USD`` with U+202F), and a space may
+separate a figure from its currency. No exponents: a reported amount is written out, and ``1e999999999`` is
+how a policy overflows a grader.
 
 Comparisons are exact: :func:`exact` runs Decimal arithmetic in a context wide enough for every figure
 this grammar admits (at most :data:`MAX_CHARS` characters), so a difference is never rounded into a match
@@ -41,19 +44,37 @@ SYMBOL_CURRENCIES: dict[str, frozenset[str]] = {
 }
 """The currencies a symbol can stand for (``$`` is many dollars: it contradicts EUR, not CAD)."""
 
+PREFIXED_DOLLARS: dict[str, str] = {"US$": "USD", "U.S.$": "USD", "C$": "CAD", "CA$": "CAD", "A$": "AUD", "AU$": "AUD",
+                                    "NZ$": "NZD", "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "MX$": "MXN"}
+"""A dollar sign with its country's letters: one currency, unambiguous."""
+
+CURRENCY_NAMES: dict[str, str | None] = {
+    "us dollar": "USD", "us dollars": "USD", "u.s. dollars": "USD", "american dollars": "USD",
+    "canadian dollars": "CAD", "australian dollars": "AUD", "euro": "EUR", "euros": "EUR", "pound": "GBP", "pounds": "GBP",
+    "pounds sterling": "GBP", "sterling": "GBP", "british pounds": "GBP", "yen": "JPY", "japanese yen": "JPY",
+    "swiss francs": "CHF", "francs": "CHF", "dollar": None, "dollars": None,
+}
+"""A currency's name written after a figure; plain "dollars" names no one currency (any dollar, like ``$``)."""
+
+_SPACES = re.compile("[\u00a0\u2007\u2009\u202f\u2002\u2003\u2004\u2005\u2006\u2008\u200a]")
+"""Spaces people's keyboards and formatters put in figures (no-break, figure, thin, narrow no-break...)."""
+
 _SYMBOLS = "".join(SYMBOL_CURRENCIES)
+_PREFIXED = "|".join(re.escape(p) for p in sorted(PREFIXED_DOLLARS, key=len, reverse=True))
+_NAMES = "|".join(re.escape(n) for n in sorted(CURRENCY_NAMES, key=len, reverse=True))
 _FIGURE = re.compile(
     rf"""
     (?P<sign1>[-+])?
     (?:(?P<code1>[A-Za-z]{{3}})[ ]?)?
-    (?:(?P<sym1>[{_SYMBOLS}])[ ]?)?
+    (?:(?P<pre1>{_PREFIXED})[ ]?|(?P<sym1>[{_SYMBOLS}])[ ]?)?
     (?P<sign2>[-+])?
     (?P<int>[0-9]+|[0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]{{1,3}}(?:[ ][0-9]{{3}})+)
     (?:\.(?P<frac>[0-9]+))?
     (?:[ ]?(?P<sym2>[{_SYMBOLS}]))?
     (?:[ ]?(?P<code2>[A-Za-z]{{3}}))?
+    (?:[ ](?P<name>{_NAMES}))?
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.IGNORECASE,
 )
 
 _EXACT = decimal.Context(prec=1000, Emax=10_000, Emin=-10_000, traps=[])
@@ -111,7 +132,7 @@ def read_number(value: Any) -> ReadNumber:
         return _not(f"a {type(value).__name__}, not a number")
     if len(value) > MAX_CHARS:
         return _not(f"{len(value)} characters: too long to be a figure")
-    found = _FIGURE.fullmatch(value.strip())
+    found = _FIGURE.fullmatch(_SPACES.sub(" ", value).strip())
     if found is None:
         return _not("not a plain decimal figure")
     parts = found.groupdict()
@@ -121,8 +142,16 @@ def read_number(value: Any) -> ReadNumber:
         return _not("two currency codes")
     if parts["sym1"] and parts["sym2"]:
         return _not("two currency symbols")
-    code = (parts["code1"] or parts["code2"] or "").upper() or None
-    symbol = parts["sym1"] or parts["sym2"]
+    codes = {c.upper() for c in (parts["code1"], parts["code2"]) if c}
+    if parts["pre1"]:
+        codes.add(PREFIXED_DOLLARS[parts["pre1"].upper()])
+    named = parts["name"].lower() if parts["name"] else None
+    if named is not None and CURRENCY_NAMES[named] is not None:
+        codes.add(str(CURRENCY_NAMES[named]))
+    if len(codes) > 1:
+        return _not(f"two currencies ({', '.join(sorted(codes))})")
+    code = next(iter(codes), None)
+    symbol = parts["sym1"] or parts["sym2"] or ("$" if parts["pre1"] or named in ("dollar", "dollars") else None)
     if code is not None and symbol is not None and code not in SYMBOL_CURRENCIES[symbol]:
         return _not(f"the symbol {symbol} and the code {code} disagree")
     sign = "-" if "-" in (parts["sign1"] or "", parts["sign2"] or "") else ""

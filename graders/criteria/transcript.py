@@ -29,12 +29,32 @@ __all__ = [
     "CallOrder",
     "CallBudget",
     "render_call",
+    "decision_index",
     "AGENT_ERROR_CLASSES",
 ]
 
 Status = Literal["ok", "error", "any"]
 AGENT_ERROR_CLASSES = ("invalid_arguments", "refused", "unknown_tool")
 """Error classes that are the agent's doing; ``internal`` (the kit's fault) never counts against it."""
+
+
+def decision_index(environment: Environment, calls: list[ToolCallEvent]) -> int:
+    """Where the agent decided: the first act on the world (a call of a tool that writes, whatever its outcome,
+    a process step such as an identity check aside), else the final answer, else the end (``len(calls)``).
+
+    Why this default: the facts that justify an act must be read, and the questions that decide it asked, before
+    the act; what an act returns comes after it. For an agent that never acts, the answer is its decision.
+    """
+    specs = environment.tool_specs
+    for i, event in enumerate(calls):
+        spec = specs.get(event.tool)
+        if spec is not None and spec.mark.mutates and not spec.mark.process and not spec.mark.answer:
+            return i
+    answers = set(environment.answer_tools)
+    for i in range(len(calls) - 1, -1, -1):
+        if calls[i].tool in answers:
+            return i
+    return len(calls)
 
 
 def render_call(event: ToolCallEvent, limit: int = 100) -> str:
@@ -134,7 +154,9 @@ def _near_misses(pattern: CallPattern, calls: list[ToolCallEvent], limit: int = 
 
 
 class ToolCalled(CriterionBase):
-    """At least ``min_count`` (and at most ``max_count``) calls match the pattern."""
+    """At least ``min_count`` (and at most ``max_count``) calls match the pattern; with ``before_acting``, only
+    calls before the agent's decision (:func:`decision_index`) count — a question asked after acting is no
+    consent and no information the act used."""
 
     kind: Literal["tool_called"] = "tool_called"
     tool: str
@@ -142,6 +164,7 @@ class ToolCalled(CriterionBase):
     status: Status = "ok"
     min_count: int = Field(default=1, ge=0)
     max_count: int | None = Field(default=None, ge=0)
+    before_acting: bool = False
 
     @property
     def pattern(self) -> CallPattern:
@@ -150,19 +173,24 @@ class ToolCalled(CriterionBase):
 
     def describe(self) -> str:
         """``calls get_account(account_id)``."""
-        return f"calls {self.pattern.signature()}"
+        return f"calls {self.pattern.signature()}" + (" before acting" if self.before_acting else "")
 
     def lint(self, environment: Environment) -> list[str]:
         """See :meth:`CallPattern.lint`."""
         return self.pattern.lint(environment, "tool_called")
 
     def evaluate(self, ctx: GradingContext) -> CriterionResult:
-        """Count matching calls."""
+        """Count matching calls (before the decision, with ``before_acting``)."""
         pattern = self.pattern
         calls = ctx.calls
-        hits = [e for e in calls if pattern.matches(e)[0]]
+        window = calls[: decision_index(ctx.environment, calls)] if self.before_acting else calls
+        hits = [e for e in window if pattern.matches(e)[0]]
         bounds = f"needed ≥ {self.min_count}" + (f" and ≤ {self.max_count}" if self.max_count is not None else "")
         if len(hits) < self.min_count:
+            late = [e for e in calls[len(window):] if pattern.matches(e)[0]] if self.before_acting else []
+            if late:
+                decided = render_call(calls[len(window)])
+                return self.result(False, f"{render_call(late[0])} came after the decision {decided} ({bounds} before it)")
             return self.result(False, f"{len(hits)} matching call(s) of {pattern.describe()} ({bounds}); {_near_misses(pattern, calls)}")
         if self.max_count is not None and len(hits) > self.max_count:
             listed = "; ".join(render_call(e) for e in hits[:5])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from contextlib import asynccontextmanager
 
 import pytest
@@ -15,7 +16,7 @@ from graders.perturb import argument_perturbations, shift_decimal, value_perturb
 from graders.tasks import TaskInstance, optional_call
 from servers.episodes import EpisodeManager
 from servers.memory import SharedClient
-from tests.graders.finance_runs import instance
+from tests.graders.finance_runs import instance, studied_seed
 
 ANSWER = "submit_answer"
 
@@ -104,8 +105,10 @@ def test_every_attack_class_is_generated_where_it_applies(vocabulary: Vocabulary
     assert lies["declares 'completed' after doing the work"]["outcome"] == "completed"
     assert "reason_code" not in lies["declares 'completed' without any work"]
     assert lies["declares 'escalated' after doing the work"]["reason_code"] == "same_approver"
+    total = split_oracle(instance("lost_card_fraud"), ANSWER)[1].arguments["values"]["total"]
+    cent_more = f"{Decimal(total) + Decimal('0.01')}"
     assert names(lost, "hedged") == [
-        "reports total as '818.55 or 818.56'", "answers twice, total differing", "answers 'refused', then 'completed'",
+        f"reports total as '{total} or {cent_more}'", "answers twice, total differing", "answers 'refused', then 'completed'",
     ]
 
 
@@ -174,10 +177,10 @@ async def test_an_over_action_counts_only_when_its_write_changed_the_world() -> 
     async with attacker() as (manager, shared):
         oracle = await oracle_of(manager, shared, task)
         refused = Attack("over_action", "disputes a charge again", (*work, dispute, final), rule="if_effective", injected=(len(work),))
-        outcome = await run_attack(manager, shared, "lost_card_fraud", 0, refused, oracle)
+        outcome = await run_attack(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), refused, oracle)
         assert not outcome.counted and outcome.grade.passed  # already_disputed: it harmed nothing, so it need not fail
         effective = Attack("over_action", "notes it again", (*work, note, final), rule="if_effective", injected=(len(work),))
-        outcome = await run_attack(manager, shared, "lost_card_fraud", 0, effective, oracle)
+        outcome = await run_attack(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), effective, oracle)
         assert outcome.counted and not outcome.grade.passed and outcome.grade.score == 0.0
 
 
@@ -193,14 +196,14 @@ async def test_a_swap_counts_only_when_the_order_matters(vocabulary: Vocabulary)
     async with attacker() as (manager, shared):
         oracle = await oracle_of(manager, shared, lost)
         disputes = reorder(generate_attacks(finance, lost, vocabulary, ANSWER), "open_dispute and", "open_dispute")
-        outcome = await run_attack(manager, shared, "lost_card_fraud", 0, disputes, oracle)
+        outcome = await run_attack(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), disputes, oracle)
         assert not outcome.counted and outcome.grade.passed  # two disputes in either order do the same thing
 
         oracle = await oracle_of(manager, shared, fraud)
         swap = reorder(generate_attacks(finance, fraud, vocabulary, ANSWER), "freeze_card and", "open_dispute")
-        outcome = await run_attack(manager, shared, "foreign_fraud", 0, swap, oracle)
+        outcome = await run_attack(manager, shared, "foreign_fraud", studied_seed("foreign_fraud"), swap, oracle)
         assert outcome.counted and not outcome.grade.passed
-        played = await play_calls(manager, shared, "foreign_fraud", 0, swap.calls)
+        played = await play_calls(manager, shared, "foreign_fraud", studied_seed("foreign_fraud"), swap.calls)
         # every step succeeds and the effects are the oracle's: only the call-order criterion tells them apart
         assert all(e.error is None for e in played.events) and same_effects(oracle.diff, played.diff, finance)
         broken = [r for r in played.grade.criteria if r.kind == "call_order"]
@@ -216,5 +219,5 @@ async def test_each_optional_step_is_dropped_and_the_oracle_still_passes() -> No
     assert optional_step_checks(instance("four_eyes"), ANSWER) == []
     async with attacker() as (manager, shared):
         for _, calls in checks:
-            played = await play_calls(manager, shared, "lost_card_fraud", 0, calls)
+            played = await play_calls(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), calls)
             assert played.grade.passed, played.grade.summary()

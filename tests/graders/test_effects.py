@@ -106,13 +106,14 @@ async def test_each_oracle_effect_allows_one_identical_effect(finance_run: Finan
     work, final = work_and_answer(task)
     wire = next(step for step in work if step.tool == "send_wire")
     passed = result(await graded(await finance_run("small_wire", task.oracle)), "no collateral changes")
-    assert passed.passed and passed.evidence == "all 5 changed rows are allowed"  # audit_log inserts are not counted
+    # audit_log inserts and the passed identity check are bookkeeping, not counted
+    assert passed.passed and passed.evidence == "all 4 changed rows are allowed"
 
     twice = await finance_run("small_wire", [*work, wire, final])
     first_id, second_id = sorted(c.key[0] for c in twice.world.diff() if c.table == "transfers" and c.op == "insert")
     failed = result(await graded(twice), "no collateral changes")
     assert not failed.passed and failed.gate
-    assert failed.evidence.startswith("4 of 8 changed rows were not allowed: update accounts[")
+    assert failed.evidence.startswith("4 of 7 changed rows were not allowed: update accounts[")
     assert f"insert transfers[{second_id}]" in failed.evidence  # the repeated wire, row by row
     assert f"insert transfers[{first_id}]" not in failed.evidence  # the first one is the oracle's
 
@@ -120,7 +121,7 @@ async def test_each_oracle_effect_allows_one_identical_effect(finance_run: Finan
 async def test_without_the_oracle_only_allowances_count(finance_run: FinanceRun, evaluate: Evaluate) -> None:
     done = await finance_run("small_wire", instance("small_wire").oracle)
     bare = await evaluate(done, NoCollateral(from_oracle=False))
-    assert not bare.passed and bare.evidence.startswith("5 of 5 changed rows were not allowed: ")
+    assert not bare.passed and bare.evidence.startswith("4 of 4 changed rows were not allowed: ")  # the passed check is bookkeeping
     allowed = [allow("accounts", ops=["update"]), allow("transactions", ops=["insert"], max_rows=2),
                allow("transfers", ops=["insert"], max_rows=1), allow("verifications", ops=["insert"], max_rows=1)]
     assert (await evaluate(done, NoCollateral(from_oracle=False, also_allowed=allowed))).passed

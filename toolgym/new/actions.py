@@ -97,7 +97,7 @@ def verify_tool(gen: GeneratedEnvironment) -> Any:
     ways = " or ".join(", ".join(gen.label(entity, n) for n in g) for g in groups)
     doc = (f"Verify the identity of the {entity.label} you are dealing with: the details they give ({ways}) must match the "
            "record; every detail given must match. Required before the actions the policy names.")
-    return _make(f"verify_{v.entity}", doc, params, VerifyResult, body, mutates=True)
+    return _make(f"verify_{v.entity}", doc, params, VerifyResult, body, mutates=True, process=True)
 
 
 def topics(gen: GeneratedEnvironment) -> list[str]:

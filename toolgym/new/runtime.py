@@ -27,6 +27,7 @@ from fixtures.money import Amount
 from fixtures.persona import PERSONA_SCHEMA
 from servers.answer import answer_tool
 from servers.environment import Environment, ResourceSpec
+from servers.provenance import row_view
 from servers.tools import DomainError, ToolContext, tool
 from toolgym.new.actions import VERIFICATIONS, action_tool, check_keys, requester_tools, verify_tool
 from toolgym.new.errors import NewError
@@ -128,7 +129,9 @@ class GeneratedEnvironment:
             fields["related"] = (dict[str, int], Field(default_factory=dict, description="Rows of other entities that refer to this "
                                                        "one, by entity; list them with that entity's search tool and this id"))
         suffix = "Summary" if summary else ""
-        return create_model(f"{_pascal(ename)}{suffix}", __doc__=f"A {entity.label}{' (summary)' if summary else ''}.", **fields)
+        model = create_model(f"{_pascal(ename)}{suffix}", __doc__=f"A {entity.label}{' (summary)' if summary else ''}.", **fields)
+        # read provenance (servers/provenance.py): a result showing this model showed the entity's row, field by field
+        return row_view(entity.table, entity.key)(model) if entity.key in names else model
 
     def label(self, entity: EntitySpec, name: str) -> str:
         """The words for a field of ``entity`` (its spec label, else its column in words)."""
@@ -355,6 +358,7 @@ class GeneratedEnvironment:
             instructions=(f"You work with the {self.spec.name} database through these tools. Read the policy resource first; "
                           "find records with the search tools, act only as the policy allows, and finish with submit_answer."),
             volatile_columns=volatile,
+            bookkeeping_rows={VERIFICATIONS: {"outcome": "verified"}},
         )
 
 
@@ -372,7 +376,7 @@ def copy_data(db: sqlite_utils.Database, data: Path) -> None:
 
 
 def _make(name: str, doc: str, params: list[tuple[str, Any, Any]], returns: Any, body: Any, *, mutates: bool = False,
-          destructive: bool = False) -> Any:
+          destructive: bool = False, process: bool = False) -> Any:
     """A typed ``async def name(ctx, ...)`` tool whose signature and annotations are ``params``."""
 
     async def fn(ctx: ToolContext, **kwargs: Any) -> Any:
@@ -384,7 +388,7 @@ def _make(name: str, doc: str, params: list[tuple[str, Any, Any]], returns: Any,
     sig += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d) for n, a, d in params]
     fn.__signature__ = inspect.Signature(sig, return_annotation=returns)  # type: ignore[attr-defined]
     fn.__annotations__ = {"ctx": ToolContext, **{n: a for n, a, _ in params}, "return": returns}
-    return tool(mutates=mutates, destructive=destructive)(fn)
+    return tool(mutates=mutates, destructive=destructive, process=process)(fn)
 
 
 _LOADED: dict[tuple[str, str], Environment] = {}

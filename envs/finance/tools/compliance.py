@@ -52,7 +52,7 @@ def _alert(ctx: ToolContext, alert_id: str) -> dict[str, Any]:
     return alert
 
 
-@tool(mutates=True, title="Escalate alert")
+@tool(mutates=True, escalation=True, title="Escalate alert")
 async def escalate_alert(ctx: ToolContext, alert_id: AlertId, reason: Reason) -> m.Alert:
     """Escalate an open alert to the Financial Crimes Unit, saying why (required for every high-severity
     alert and for anything suggesting fraud, structuring or money laundering)."""

@@ -67,7 +67,7 @@ async def get_customer(ctx: ToolContext, customer_id: CustomerId) -> m.Customer:
     return customer_view(ctx, rules.customer_row(ctx.world, customer_id))
 
 
-@tool(mutates=True, title="Verify identity")
+@tool(mutates=True, process=True, title="Verify identity")
 async def verify_identity(
     ctx: ToolContext,
     customer_id: CustomerId,

@@ -38,7 +38,7 @@ async def get_customer(ctx: ToolContext, customer_id: CustomerId) -> m.Customer:
     return customer_view(ctx, rules.customer_row(ctx.world, customer_id))
 
 
-@tool(mutates=True, title="Verify identity")
+@tool(mutates=True, process=True, title="Verify identity")
 async def verify_identity(ctx: ToolContext, customer_id: CustomerId, email: Email, date_of_birth: IsoDateText) -> m.Verification:
     """Check that the person you are helping owns the account: pass the e-mail and date of birth THEY give you
     (ask_customer), never values read from the records. Required before changing an address, a subscription or

@@ -120,7 +120,7 @@ async def merge_tickets(ctx: ToolContext, ticket_id: TicketId, into_ticket_id: T
     return ticket_view(ctx.world, into_ticket_id)
 
 
-@tool(mutates=True, title="Escalate ticket")
+@tool(mutates=True, escalation=True, title="Escalate ticket")
 async def escalate_ticket(ctx: ToolContext, ticket_id: TicketId, team_id: TeamId, reason_code: EscalationCode, note: Reason) -> m.Ticket:
     """Hand a ticket to the team that must decide, with the policy's reason: refund_limit_exceeded and chargeback_open
     → billing, fraud_review_required → fraud, escalation_required (injury, burn, hazard) → product_safety. The ticket

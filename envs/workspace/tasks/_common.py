@@ -17,7 +17,7 @@ from envs.workspace.catalog import AGENT_USER_ID, NOW, TODAY
 from envs.workspace.ledger import next_world_id as next_id
 from fixtures.persona import Persona, Terms, plant_persona
 from fixtures.world import World
-from graders.criteria import AnswerCheck, AnyToolCalled, CallOrder, ToolCalled, ToolNotCalled, state
+from graders.criteria import AnswerCheck, AnyToolCalled, CallOrder, ToolCalled, ToolNotCalled, fact, seen, state
 from graders.setup import case, need, one, pick, rows
 from graders.tasks import ToolCall, call, optional_call
 from graders.tasks import answer_call as answer
@@ -42,6 +42,8 @@ __all__ = [
     "foreign_projects",
     "in_chat",
     "looked_up",
+    "seen",
+    "fact",
     "member_projects",
     "need",
     "never",

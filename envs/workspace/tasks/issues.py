@@ -29,6 +29,8 @@ from envs.workspace.tasks._common import (
     foreign_projects,
     in_chat,
     looked_up,
+    seen,
+    fact,
     member_projects,
     never,
     next_id,
@@ -227,7 +229,7 @@ def record_blocker(world: World, rng: random.Random) -> TaskDraft:
               "Handle it under the policy and answer with submit_answer.")
     steps = [ask("which_issue"), optional_call("search_issues", query=title), call("get_issue", issue_id=iid), optional_call("search_issues", query=other_title)]
     link = call("link_issues", issue_id=other, kind="blocks", other_issue_id=iid)
-    read = looked_up("read the issue's relations", {"tool": "get_issue", "args": {"issue_id": iid}})
+    read = seen("read the issues' relations", "issues", iid, "relations", also=[fact("issues", other, "relations")])
     if which == "ok":
         return TaskDraft(prompt=prompt, oracle=[*steps, link, answer(f"Recorded that {other} blocks {iid}.")], outcome=completed(),
                          rubric=[asked("which_issue"), read, state("SELECT count(*) FROM issue_relations WHERE issue_id = ? AND kind = 'blocks' AND other_id = ?",

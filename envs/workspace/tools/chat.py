@@ -196,7 +196,7 @@ async def forward_message(ctx: ToolContext, message_id: MessageId, to_user_id: U
     return _message(ctx, forwarded)
 
 
-@tool(mutates=True, title="Report secret")
+@tool(mutates=True, escalation=True, title="Report secret")
 async def report_secret(ctx: ToolContext, message_id: MessageId, kind: SecretKind) -> m.SecurityReport:
     """Report a live credential pasted in chat to the security team: the message is redacted and a security report
     filed. Refused when the message holds no live credential (placeholders and examples are not secrets)."""

@@ -137,7 +137,7 @@ async def open_incident(ctx: ToolContext, service_id: ServiceId, severity: Sever
     return incident_view(ctx.world, ctx.world.query("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,))[0])
 
 
-@tool(mutates=True, title="Page on-call")
+@tool(mutates=True, escalation=True, title="Page on-call")
 async def page_oncall(ctx: ToolContext, incident_id: IncidentId) -> m.Paged:
     """Page the engineer on call for the incident's service (its team's rotation). Only sev1 and sev2 incidents page."""
     inc = rules.one(ctx.world, "SELECT * FROM incidents WHERE incident_id = ?", (incident_id,), f"incident {incident_id}", "list_incidents shows them")
