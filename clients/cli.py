@@ -1,9 +1,11 @@
 """The ``toolgym`` command line: argparse subcommands, one module each under ``clients/commands/``.
 
 A command module defines ``NAME``, ``HELP`` (one line), ``DESCRIPTION``, ``add_arguments(parser)`` and
-``run(args) -> int``. To add a command, write the module and add its name to :data:`COMMANDS`; nothing
-else changes. Commands stay thin: parse, call the library, print. A ``ToolgymError`` escaping a command
-(unknown environment, task, episode...) is printed as one line with exit status 2, never a traceback.
+``run(args) -> int``; ``INTERMIXED = True`` when its positionals may follow its options (``toolgym play ENV
+--session FILE 'TOOL {json}'``: argparse alone stops taking positionals after the first option). To add a
+command, write the module and add its name to :data:`COMMANDS`; nothing else changes. Commands stay thin:
+parse, call the library, print. A ``ToolgymError`` escaping a command (unknown environment, task, episode...)
+is printed as one line with exit status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ COMMANDS: list[str] = [
     "check",
     "view",
     "show",
+    "play",
     "doctor",
     "new",
 ]
@@ -48,14 +51,27 @@ def build_parser() -> argparse.ArgumentParser:
     for module in _command_modules():
         command = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION)
         module.add_arguments(command)
-        command.set_defaults(run=module.run)
+        command.set_defaults(run=module.run, intermixed=command if getattr(module, "INTERMIXED", False) else None)
     return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse the command line; a command whose positionals may follow its options is parsed intermixed."""
+    args, extras = parser.parse_known_args(argv)
+    if not extras:
+        return args
+    command: argparse.ArgumentParser | None = getattr(args, "intermixed", None)
+    if command is None:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    given = list(sys.argv[1:] if argv is None else argv)
+    own = given[given.index(args.command) + 1 :]  # the top-level parser takes no option before the command but -h
+    return command.parse_intermixed_args(own, argparse.Namespace(command=args.command, run=args.run, intermixed=command))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``toolgym`` console script; exits with the command's status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         raise SystemExit(2)

@@ -1,5 +1,5 @@
 """What a run runs: the environment (a name, or ``module:attribute``), task selectors (``ids``, ``tag:X``,
-``split:Y``) and seed lists (``0,1,2``, ``0-4``).
+``split:Y``, ``verified``) and seed lists (``0,1,2``, ``0-4``).
 
 Every selector is checked against the environment before any episode starts, so a typo is a clear error
 naming what exists rather than a run of nothing.
@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Iterable, Iterator, Sequence
 
 from clients.errors import RunError
+from clients.validation import validation_path, verified_templates
 from fixtures.errors import EnvironmentNotFound
 from servers.environment import Environment
 from servers.registry import load_environment
@@ -58,11 +59,13 @@ def template_split(template: object) -> str | None:
 def select_tasks(environment: Environment, selector: str | Sequence[str] | None) -> list[str]:
     """Task template ids of ``environment`` named by ``selector``, in the environment's order.
 
-    ``None`` (or ``all``) selects every template. A string is a comma-separated union of ids, ``tag:X`` and
-    ``split:Y`` terms.
+    ``None`` (or ``all``) selects every template. A string is a comma-separated union of ids, ``tag:X``,
+    ``split:Y`` and ``verified`` terms; ``verified`` names the templates the environment's validation file
+    vouches for (played without the oracle, judged fair, no open defect: ``clients/validation.py``).
 
     Raises:
-        RunError: the environment has no tasks, a term names nothing, or an id is unknown.
+        RunError: the environment has no tasks, a term names nothing, or an id is unknown; a malformed
+            validation file (``ValidationFileError``, naming its line).
     """
     templates = environment.task_templates()
     if not templates:
@@ -91,6 +94,15 @@ def select_tasks(environment: Environment, selector: str | Sequence[str] | None)
             if not hits:
                 known = sorted({s for t in templates.values() if (s := template_split(t)) is not None})
                 raise RunError(f"no task of {environment.name!r} is in split {split!r}; splits: {', '.join(known) or 'none'}")
+            chosen.update(hits)
+        elif term == "verified":
+            hits = verified_templates(environment)
+            if not hits:
+                where = validation_path(environment) or "(this environment has no package folder for one)"
+                raise RunError(
+                    f"no task of {environment.name!r} is verified yet (validation file: {where}); play one with "
+                    f"`toolgym play {environment.name} --task ID --seed N --validate --player NAME`"
+                )
             chosen.update(hits)
         elif term in templates:
             chosen.add(term)

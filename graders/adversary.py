@@ -1,8 +1,8 @@
 """Playing generated attacks against a task's grader, and the vocabulary they are built from.
 
-Attacks are played like any agent's calls: over a real in-memory MCP client (one :class:`SharedClient` for
-the whole check, bound to each episode in turn), through validation, dispatch and the record. Each episode
-is created, played, closed, graded and released like any other.
+Attacks are played like any agent's calls, through validation, dispatch and the record — directly, without
+an MCP client (the server's handler is the same dispatch; the check plays each oracle over a real MCP client).
+Each episode is created, played, closed, graded and released like any other.
 
 An attack *counts* when its trajectory is really wrong: always for most classes; for an over-action only
 when the extra write changed the world (a refused extra attempt earns nothing and harms nothing); for a
@@ -23,11 +23,10 @@ from graders.criteria.answer import answer_tool_of
 from graders.effects import effects, same_effects
 from graders.grade import Grade
 from graders.grading import grade_episode
-from graders.play import play
+from graders.play import play_direct
 from graders.tasks import ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
-from servers.memory import SharedClient
 from servers.record import ToolCallEvent
 
 __all__ = ["AttackStats", "AttackOutcome", "build_vocabulary", "play_calls", "run_attack", "Played"]
@@ -100,13 +99,12 @@ def build_vocabulary(environment: Environment, seed: int) -> Vocabulary:
     return vocabulary
 
 
-async def play_calls(manager: EpisodeManager, shared: SharedClient, template_id: str, seed: int, calls: Sequence[ToolCall]) -> Played:
-    """Create an episode, play ``calls`` over MCP, close, grade and release it."""
+async def play_calls(manager: EpisodeManager, template_id: str, seed: int, calls: Sequence[ToolCall]) -> Played:
+    """Create an episode, play ``calls`` through dispatch (``graders.play.play_direct``), close, grade and release it."""
     episode = manager.create(task=template_id, seed=seed)
     try:
         if calls:
-            with shared.bind(episode) as client:
-                await play(episode, calls, client=client)
+            await play_direct(episode, calls)
         events = list(episode.record.tool_calls)
         manager.close(episode.id)
         grade = await grade_episode(episode, judge_from_env=False)
@@ -116,11 +114,9 @@ async def play_calls(manager: EpisodeManager, shared: SharedClient, template_id:
     return Played(episode=episode, grade=grade, events=events, diff=diff)
 
 
-async def run_attack(
-    manager: EpisodeManager, shared: SharedClient, template_id: str, seed: int, attack: Attack, oracle: Played
-) -> AttackOutcome:
+async def run_attack(manager: EpisodeManager, template_id: str, seed: int, attack: Attack, oracle: Played) -> AttackOutcome:
     """Play one attack and decide whether it counts (see the module docstring)."""
-    played = await play_calls(manager, shared, template_id, seed, attack.calls)
+    played = await play_calls(manager, template_id, seed, attack.calls)
     return AttackOutcome(attack=attack, grade=played.grade, counted=_counts(attack, played, oracle))
 
 

@@ -31,7 +31,6 @@ from graders.tasks import ToolCall
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
     from servers.episodes import EpisodeManager
-    from servers.memory import SharedClient
 
 __all__ = ["HOSTILE_VALUES", "PER_TEMPLATE", "Variant", "FuzzResult", "hostile_variants", "fuzz_seed"]
 
@@ -169,7 +168,6 @@ def hostile_variants(instance: TaskInstance, answer_tool: str | None, seeds: Seq
 
 async def fuzz_seed(
     manager: EpisodeManager,
-    shared: SharedClient,
     instance: TaskInstance,
     answer_tool: str | None,
     seeds: Sequence[int],
@@ -180,7 +178,7 @@ async def fuzz_seed(
         where = f"hostile value ({variant.label}) in {variant.target}"
         result.played += 1
         try:
-            played = await play_calls(manager, shared, instance.template_id, instance.seed, variant.calls)
+            played = await play_calls(manager, instance.template_id, instance.seed, variant.calls)
             played.grade.to_json()
         except Exception as exc:  # the whole point: anything raised here is a kit bug an agent can trigger
             result.violations.append(f"{where}: playing or grading raised {type(exc).__name__}: {str(exc)[:300]}")

@@ -1,6 +1,7 @@
 """Meta-evaluation: do an environment's graders tell right from wrong? (``toolgym check``)
 
-For every task template and seed, over one real in-memory MCP client shared by the whole check:
+For every task template and seed (the oracle over one real in-memory MCP client shared by the whole check, every
+other trajectory through dispatch directly, each instance's setup built once and cloned):
 
 * the rubric is well-formed here (tools, arguments and tables it names exist), the task declares the
   outcome its answer must give when the answer tool has outcomes, no criterion name holds a value the
@@ -44,7 +45,7 @@ from graders.fuzz import fuzz_seed
 from graders.guessing import guessing_attack
 from graders.grade import Grade
 from graders.grading import grade_episode, grade_record, lint_instance
-from graders.play import play
+from graders.play import play, play_direct
 from graders.check_report import (
     CONSTANT_POLICY_LIMIT,
     DEFAULT_SEEDS,
@@ -60,6 +61,7 @@ from graders.tasks import TaskInstance, TaskTemplate, ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 from servers.memory import SharedClient
+from servers.setups import SetupCache
 
 __all__ = [
     "TemplateCheck",
@@ -134,7 +136,8 @@ class _Checker:
         self.judge = judge
         self.use_judge = use_judge
         self.attacks = attacks
-        self.manager = EpisodeManager(self.environment, max_live=16)
+        self.manager = EpisodeManager(self.environment, max_live=16, history=0, setups=SetupCache(self.environment))
+        """Every episode of this template's check; each instance's setup is built once and cloned (servers/setups.py)."""
         self.instances: dict[int, SeedInstance] = {}
         """Every checked seed's instance (what the trained-policy attacks learn from)."""
 
@@ -143,7 +146,7 @@ class _Checker:
         tool = answer_tool(self.environment)
         for seed in seeds:
             try:
-                world, instance = self.environment.instantiate_task(self.template.id, seed)
+                world, instance = self.manager.setups.instantiate(self.template.id, seed)  # type: ignore[union-attr]
             except ToolgymError:
                 continue  # the seed's own check reports it
             world.release()
@@ -162,9 +165,10 @@ class _Checker:
             await play(episode, calls, client=client)
 
     async def run(self, seed: int, calls: Sequence[ToolCall]) -> tuple[Episode, Grade]:
+        """Play ``calls`` (the no-op, a negative) through dispatch on a new episode of ``seed``, grade it, release it."""
         episode = self.manager.create(task=self.template.id, seed=seed)
         if calls:
-            await self.play(episode, calls)
+            await play_direct(episode, calls)
         self.manager.close(episode.id)
         grade = await self.grade(episode)
         self.manager.release(episode.id)  # the record stays readable; the world is not needed any more
@@ -228,7 +232,7 @@ class _Checker:
         if regraded.to_json() != grade.to_json():
             out.deterministic = False
             self.violation(seed, f"re-grading the oracle's record offline gives another grade ({regraded.score:.3f} vs {grade.score:.3f})")
-        await self.play(again, instance.oracle)
+        await play_direct(again, instance.oracle)  # the one MCP pass per instance is the oracle's, above
         self.manager.close(again.id)
         grade_again = await self.grade(again)
         if grade_again.end_hash != grade.end_hash or _strip_id(grade_again) != _strip_id(grade):
@@ -261,17 +265,17 @@ class _Checker:
         assert oracle.episode.task is not None
         task = oracle.episode.task
         for step, calls in optional_step_checks(task, tool):
-            played = await play_calls(self.manager, self.context.shared, self.template.id, seed, calls)
+            played = await play_calls(self.manager, self.template.id, seed, calls)
             if not played.grade.graded_pass:
                 failing = "; ".join(f"{r.name}: {r.evidence}" for r in played.grade.failures)
                 self.violation(seed, f"oracle step #{step} is marked optional, but the oracle fails without it ({failing}): "
                                      "mark it required or relax the rubric")
         for name, answer in self.context.constant_answers(seed):
-            played = await play_calls(self.manager, self.context.shared, self.template.id, seed, [answer])
+            played = await play_calls(self.manager, self.template.id, seed, [answer])
             self.report.constant_rewards.setdefault(name, []).append(played.grade.score)
         await self._trained(seed, tool)
         for attack in generate_attacks(self.environment, task, self.context.vocabulary(seed), tool):
-            outcome = await run_attack(self.manager, self.context.shared, self.template.id, seed, attack, oracle)
+            outcome = await run_attack(self.manager, self.template.id, seed, attack, oracle)
             stats = self.report.attacks.setdefault(attack.kind, AttackStats())
             stats.generated += 1
             if not outcome.counted:
@@ -286,7 +290,7 @@ class _Checker:
                 credited = "; ".join(r.name for r in outcome.grade.criteria if r.passed and r.credited and r.weight > 0)
                 self.violation(seed, f"attack {attack.kind}: {attack.name} earns {outcome.grade.score:.3f} (credited: {credited}); "
                                      "it must earn nothing: gate the work it skips")
-        fuzzed = await fuzz_seed(self.manager, self.context.shared, task, tool, self.report.seeds)  # graders/fuzz.py
+        fuzzed = await fuzz_seed(self.manager, task, tool, self.report.seeds)  # graders/fuzz.py
         self.report.attacks.setdefault("hostile_value", AttackStats()).generated += fuzzed.played
         for problem in fuzzed.violations:
             self.violation(seed, problem)
@@ -324,7 +328,7 @@ class _Checker:
             return
         others = [i for s, i in sorted(self.instances.items()) if s != seed]
         for policy in trained_policies(self.environment, tool, target, others):
-            played = await play_calls(self.manager, self.context.shared, self.template.id, seed, policy.calls)
+            played = await play_calls(self.manager, self.template.id, seed, policy.calls)
             self.report.trained.setdefault(policy.kind, []).append(played.grade.score)
             if played.grade.graded_pass:
                 self.report.trained_passed[policy.kind] = self.report.trained_passed.get(policy.kind, 0) + 1
@@ -353,6 +357,8 @@ async def check_template(
         counterfactual_checks(template, report, checker.instances)
         if not any(o.oracle_failed for o in outcomes):
             await checker.guess()
+        checker.manager.close_all()
+        checker.manager.setups.clear()  # type: ignore[union-attr]
     for kind, passed in report.trained_seeds.items():
         report.notes.append(f"trained policy {kind} passes on seeds {', '.join(map(str, passed))}")
     if not outcomes:

@@ -16,10 +16,11 @@ from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
 from graders.tasks import ToolCall
+from servers.dispatch import call_tool
 from servers.episodes import Episode
 from servers.memory import connect_in_memory
 
-__all__ = ["PlayedCall", "play", "as_tool_call"]
+__all__ = ["PlayedCall", "play", "play_direct", "as_tool_call"]
 
 CallLike = ToolCall | tuple[str, dict[str, Any]] | dict[str, Any]
 """A ``ToolCall``, a ``(tool, arguments)`` pair, or ``{"tool": ..., "arguments": ...}``."""
@@ -101,3 +102,15 @@ async def _play(client: Client, script: Sequence[ToolCall], stop_on_error: bool)
         if stop_on_error and result.is_error:
             break
     return played
+
+
+async def play_direct(episode: Episode, calls: Iterable[CallLike]) -> None:
+    """Call each tool of ``calls`` in order on ``episode`` through dispatch, without an MCP client.
+
+    Why: ``toolgym check`` plays a hundred trajectories per instance; the MCP round trip (client and server
+    machinery, output-schema validation) was a third of its cost and adds nothing to a grade — the server's
+    handler is this same dispatch, so the record, the world and the grade are identical. The check keeps one
+    full MCP pass per instance (the oracle) for protocol coverage.
+    """
+    for step in (as_tool_call(c) for c in calls):
+        await call_tool(episode, step.tool, step.arguments)

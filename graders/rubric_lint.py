@@ -11,6 +11,11 @@
   ``call_order`` / ``before_writes``) that a call with junk arguments would satisfy (``search_customers("zz")``,
   ``get_customer("CUS-00000")``) pays for touching a tool, not for reading the record that justifies the
   decision; it must pin the record's id. Tools that take no required argument are exempt (nothing to name).
+* **Read gates name what was seen**: a gate that requires a call of a read tool whose results show rows
+  (``tool_called``, ``any_tool_called``, the ``first`` of ``call_order``), with no ``result`` matcher, pays for the
+  oracle's choice of tool: another tool that shows the same rows fails it. Such a gate must be a ``seen`` gate
+  naming the rows and fields (``graders/criteria/seen.py``). A call of a tool that shows no rows (a question to
+  the counterpart) and a pattern on what the call returned (a search that found nothing) stay call gates.
 * **The outcome rule every policy states**: an oracle that escalates (a required call of a tool marked
   ``escalation``) declares ``escalated``, and an oracle that declares ``escalated`` escalates — so an agent
   that escalated and also did the rest of the work is never asked to guess between two honest labels.
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
     from graders.tasks import TaskInstance
     from servers.environment import Environment
 
-__all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values", "junk_satisfied_gates", "outcome_rule_problems"]
+__all__ = ["rubric_problems", "ANSWER_KINDS", "secret_values", "junk_satisfied_gates", "outcome_rule_problems", "tool_bound_read_gates"]
 
 ANSWER_KINDS = frozenset({"answer", "answer_omits", "outcome", "claims", "judge"})
 """Criterion kinds that read what the agent said rather than what it did."""
@@ -113,6 +118,22 @@ def _junk_matches(environment: Environment, pattern: Any, event_type: Any) -> li
     return found
 
 
+def tool_bound_read_gates(environment: Environment, rubric: list[Any]) -> list[str]:
+    """Gates of ``rubric`` that require a call of a row-showing read tool rather than the rows it shows."""
+    problems = []
+    for criterion in rubric:
+        for pattern in _gate_patterns(criterion):
+            spec = environment.tool_specs.get(pattern.tool)
+            if spec is None or spec.mark.mutates or spec.mark.answer or pattern.result or pattern.status == "error":
+                continue
+            plan = spec.result_plan
+            if plan.view is not None or plan.children or plan.items is not None:
+                problems.append(f"gate {criterion.label!r} requires a call of {pattern.tool}, a read: another tool that shows the same "
+                                "rows would fail it; name the rows and fields it must have seen (graders.criteria.seen)")
+                break
+    return problems
+
+
 def outcome_rule_problems(environment: Environment, instance: TaskInstance) -> list[str]:
     """The instance's declared outcome against the written rule: escalated if and only if the oracle escalates."""
     if "escalated" not in environment.outcomes or instance.outcome is None:
@@ -153,6 +174,7 @@ async def rubric_problems(environment: Environment, instance: TaskInstance) -> l
             "the record (an end-state check, or the look-up that justifies the answer), or the rubric pays for a claim"
         )
     problems += junk_satisfied_gates(environment, rubric)
+    problems += tool_bound_read_gates(environment, rubric)
     problems += outcome_rule_problems(environment, instance)
     prompt = normalize_text(instance.prompt)
     for criterion in rubric:

@@ -32,6 +32,7 @@ from servers import malloc
 from servers.admission import MemoryBudget
 from servers.environment import Environment
 from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, RecordWriter, ToolCallEvent
+from servers.setups import SetupCache
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
@@ -159,8 +160,11 @@ class EpisodeManager:
         history_bytes: int = HISTORY_BYTES,
         sync_records: bool = True,
         memory: MemoryBudget | None = None,
+        setups: SetupCache | None = None,
     ) -> None:
         self.environment = environment
+        self.setups = setups
+        """Where task setups are built once and cloned (``servers/setups.py``; ``toolgym check``); None: built per episode."""
         self.memory = memory
         """The memory budget every create is checked against (``servers/admission.py``); None: no memory cap."""
         self._building = 0
@@ -275,7 +279,7 @@ class EpisodeManager:
             instance = None
             fixture_seed = seed
         else:
-            world, instance = env.instantiate_task(task, seed)
+            world, instance = self.setups.instantiate(task, seed) if self.setups is not None else env.instantiate_task(task, seed)
             fixture_seed = env.task_fixture_seed
         try:
             world.mark_start()
@@ -394,7 +398,9 @@ class EpisodeManager:
         del self._episodes[episode_id]
         if episode.capped:
             self._capped_live -= 1
-        episode.world.release()
+        task = episode.task
+        if not (self.setups is not None and task is not None and self.setups.take_back(task.template_id, task.seed, episode.world)):
+            episode.world.release()
         episode.released = True
         self.released_count += 1
         if self.history > 0:

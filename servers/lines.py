@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["LineFile"]
+__all__ = ["LineFile", "append_synced"]
 
 
 class LineFile:
@@ -92,3 +92,25 @@ class LineFile:
                 os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def append_synced(path: Path, line: bytes) -> None:
+    """Append one whole line to a small append-only file (created, with its folder, when missing) and fsync it.
+
+    For files a person may also edit by hand (a validation file, a play session): when the file does not end with
+    a newline, one is added first, so the new line never joins the last one.
+
+    Raises:
+        OSError: the system refused (the file ends at a line boundary, as before).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    file = LineFile(path)
+    try:
+        if file.size:
+            with path.open("rb") as current:
+                current.seek(-1, os.SEEK_END)
+                if current.read(1) != b"\n":
+                    file.append(b"\n")
+        file.append(line)
+    finally:
+        file.close(sync=True)

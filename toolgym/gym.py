@@ -90,7 +90,7 @@ class ToolgymEnv(gymnasium.Env[dict[str, str], Any]):
 
     Args:
         env: the toolgym environment's name.
-        tasks: task selector as for ``toolgym run --tasks`` (ids, ``split:X``, ``tag:Y``; default: all).
+        tasks: task selector as for ``toolgym run --tasks`` (ids, ``split:X``, ``tag:Y``, ``verified``; default: all).
         seeds: task seeds to draw from: a count (``0..n-1``) or explicit seeds (default ``DEFAULT_SEEDS``).
         max_steps: tool calls before the episode truncates, graded (``gymnasium.make(id, max_steps=N)``). A
             ``TimeLimit`` wrapper (``max_episode_steps``) with a smaller limit also truncates, but the

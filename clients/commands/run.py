@@ -39,7 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``toolgym run``."""
     parser.add_argument("env", help="environment name (see `toolgym envs`), or package.module:attribute")
     parser.add_argument("--agent", default="oracle", metavar="SPEC", help=f"who plays: {', '.join(AGENT_KINDS)} (default: oracle)")
-    parser.add_argument("--tasks", metavar="SEL", help="task ids, tag:X or split:Y, comma-separated (default: all)")
+    parser.add_argument(
+        "--tasks",
+        metavar="SEL",
+        help="task ids, tag:X, split:Y or verified (validated by a play, no open defect), comma-separated (default: all)",
+    )
     parser.add_argument("--seeds", metavar="LIST", help="seeds, e.g. 0,1,2 or 0-4 (default: 0)")
     parser.add_argument("--trials", type=integer(1, MAX_TRIALS), default=1, metavar="K", help="trials per (task, seed); pass^k uses k=K (default: 1)")
     parser.add_argument("--concurrency", type=integer(1, MAX_CONCURRENCY), metavar="N", help="episodes at once (default: 8; with --ray, 4 per actor)")

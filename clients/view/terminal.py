@@ -21,7 +21,7 @@ from clients.errors import RunError
 from clients.results import ResultLine, latest_by_key, read_results
 from clients.view.data import RecordFile, error_label, read_record_file
 
-__all__ = ["ShownEpisode", "find_episode", "render_episode", "episode_table"]
+__all__ = ["ShownEpisode", "find_episode", "render_episode", "episode_table", "grade_table"]
 
 _RESULT_LINES = 8
 """Lines of a tool result shown without ``--full``."""
@@ -140,7 +140,10 @@ def _message(event: dict[str, Any], full: bool) -> RenderableType:
     return Group(*parts)
 
 
-def _grade(grade: dict[str, Any]) -> Table:
+def grade_table(grade: dict[str, Any]) -> Table:
+    """A grade as a table: verdict and score in the title, then every criterion (failing gates first) with its
+    weight, whether it gates, whether it is credited, and its evidence."""
+
     def rank(c: dict[str, Any]) -> int:
         if c.get("graded") is False:
             return 2
@@ -199,7 +202,7 @@ def render_episode(console: Console, shown: ShownEpisode, *, full: bool = False)
         console.print(Text("  (no tool call, no message)", style="dim"))
     console.print()
     if grade:
-        console.print(_grade(grade))
+        console.print(grade_table(grade))
     else:
         console.print(Text(f"grade: {shown.grade_note or 'none'}", style="dim"))
     closed = record.closed or {}

@@ -15,7 +15,6 @@ from graders.effects import same_effects
 from graders.perturb import argument_perturbations, shift_decimal, value_perturbations
 from graders.tasks import TaskInstance, optional_call
 from servers.episodes import EpisodeManager
-from servers.memory import SharedClient
 from tests.graders.finance_runs import instance, studied_seed
 
 ANSWER = "submit_answer"
@@ -153,17 +152,16 @@ def test_stuffed_answers_are_the_same_for_every_task(vocabulary: Vocabulary) -> 
 
 
 @asynccontextmanager
-async def attacker() -> AsyncIterator[tuple[EpisodeManager, SharedClient]]:
+async def attacker() -> AsyncIterator[EpisodeManager]:
     manager = EpisodeManager(finance)
     try:
-        async with SharedClient(finance) as shared:
-            yield manager, shared
+        yield manager
     finally:
         manager.close_all()
 
 
-async def oracle_of(manager: EpisodeManager, shared: SharedClient, task: TaskInstance) -> Played:
-    played = await play_calls(manager, shared, task.template_id, task.seed, task.oracle)
+async def oracle_of(manager: EpisodeManager, task: TaskInstance) -> Played:
+    played = await play_calls(manager, task.template_id, task.seed, task.oracle)
     assert played.grade.passed, played.grade.summary()
     return played
 
@@ -174,13 +172,13 @@ async def test_an_over_action_counts_only_when_its_write_changed_the_world() -> 
     assert final is not None
     dispute = next(step for step in work if step.tool == "open_dispute")
     note = next(step for step in work if step.tool == "add_note")
-    async with attacker() as (manager, shared):
-        oracle = await oracle_of(manager, shared, task)
+    async with attacker() as manager:
+        oracle = await oracle_of(manager, task)
         refused = Attack("over_action", "disputes a charge again", (*work, dispute, final), rule="if_effective", injected=(len(work),))
-        outcome = await run_attack(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), refused, oracle)
+        outcome = await run_attack(manager, "lost_card_fraud", studied_seed("lost_card_fraud"), refused, oracle)
         assert not outcome.counted and outcome.grade.passed  # already_disputed: it harmed nothing, so it need not fail
         effective = Attack("over_action", "notes it again", (*work, note, final), rule="if_effective", injected=(len(work),))
-        outcome = await run_attack(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), effective, oracle)
+        outcome = await run_attack(manager, "lost_card_fraud", studied_seed("lost_card_fraud"), effective, oracle)
         assert outcome.counted and not outcome.grade.passed and outcome.grade.score == 0.0
 
 
@@ -193,17 +191,17 @@ def reorder(attacks: list[Attack], first: str, second: str) -> Attack:
 
 async def test_a_swap_counts_only_when_the_order_matters(vocabulary: Vocabulary) -> None:
     lost, fraud = instance("lost_card_fraud"), instance("foreign_fraud")
-    async with attacker() as (manager, shared):
-        oracle = await oracle_of(manager, shared, lost)
+    async with attacker() as manager:
+        oracle = await oracle_of(manager, lost)
         disputes = reorder(generate_attacks(finance, lost, vocabulary, ANSWER), "open_dispute and", "open_dispute")
-        outcome = await run_attack(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), disputes, oracle)
+        outcome = await run_attack(manager, "lost_card_fraud", studied_seed("lost_card_fraud"), disputes, oracle)
         assert not outcome.counted and outcome.grade.passed  # two disputes in either order do the same thing
 
-        oracle = await oracle_of(manager, shared, fraud)
+        oracle = await oracle_of(manager, fraud)
         swap = reorder(generate_attacks(finance, fraud, vocabulary, ANSWER), "freeze_card and", "open_dispute")
-        outcome = await run_attack(manager, shared, "foreign_fraud", studied_seed("foreign_fraud"), swap, oracle)
+        outcome = await run_attack(manager, "foreign_fraud", studied_seed("foreign_fraud"), swap, oracle)
         assert outcome.counted and not outcome.grade.passed
-        played = await play_calls(manager, shared, "foreign_fraud", studied_seed("foreign_fraud"), swap.calls)
+        played = await play_calls(manager, "foreign_fraud", studied_seed("foreign_fraud"), swap.calls)
         # every step succeeds and the effects are the oracle's: only the call-order criterion tells them apart
         assert all(e.error is None for e in played.events) and same_effects(oracle.diff, played.diff, finance)
         broken = [r for r in played.grade.criteria if r.kind == "call_order"]
@@ -217,7 +215,7 @@ async def test_each_optional_step_is_dropped_and_the_oracle_still_passes() -> No
     for step, calls in checks:
         assert calls == [c for i, c in enumerate(task.oracle) if i != step - 1]
     assert optional_step_checks(instance("four_eyes"), ANSWER) == []
-    async with attacker() as (manager, shared):
+    async with attacker() as manager:
         for _, calls in checks:
-            played = await play_calls(manager, shared, "lost_card_fraud", studied_seed("lost_card_fraud"), calls)
+            played = await play_calls(manager, "lost_card_fraud", studied_seed("lost_card_fraud"), calls)
             assert played.grade.passed, played.grade.summary()

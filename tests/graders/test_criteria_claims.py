@@ -116,6 +116,11 @@ async def test_a_value_the_task_did_not_ask_for_must_come_from_a_tool_or_the_pro
     stated = answer_with(final, values={**asked, "customer": task.metadata["customer_id"]})  # the prompt names the customer
     assert (await claims(await run("available_balance", [*work, stated]))).passed
 
+    # a value that is no figure claims nothing the grade reads: a note or a pointer to the answer text never fails
+    for words in ("see answer", "checked with the customer", "n/a"):
+        noted = answer_with(final, values={**asked, "note": words})
+        assert (await claims(await run("available_balance", [*work, noted]))).passed, words
+
 
 
 async def test_a_figure_is_grounded_by_a_whole_number_never_by_digits_inside_an_id(run: FinanceRun) -> None:

@@ -11,7 +11,6 @@ from graders.fuzz import HOSTILE_VALUES, PER_TEMPLATE, fuzz_seed, hostile_varian
 from graders.metaeval import check_environment
 from servers.environment import Environment
 from servers.episodes import EpisodeManager
-from servers.memory import SharedClient
 from tests.graders.fragile import environment as fragile
 from tests.graders.toy import environment as toy
 
@@ -21,13 +20,12 @@ async def _fuzz(environment: Environment, template_id: str, seeds: list[int]) ->
     manager = EpisodeManager(environment, max_live=16)
     played, violations = 0, []
     try:
-        async with SharedClient(environment) as shared:
-            for seed in seeds:
-                world, instance = environment.instantiate_task(template_id, seed)
-                world.release()
-                result = await fuzz_seed(manager, shared, instance, "submit_answer", seeds)
-                played += result.played
-                violations += result.violations
+        for seed in seeds:
+            world, instance = environment.instantiate_task(template_id, seed)
+            world.release()
+            result = await fuzz_seed(manager, instance, "submit_answer", seeds)
+            played += result.played
+            violations += result.violations
     finally:
         manager.close_all()
     return played, violations

@@ -129,6 +129,13 @@ def test_hostile_values_are_not_figures_and_say_why(value: object) -> None:
         ("+12.50", "12.50"),
         ("12.5 usd", "12.50"),
         (12, "12"),
+        ("3438.68\u00a0USD", "3438.68"),  # a no-break space, as formatters write it
+        ("3\u202f438.68 USD", "3438.68"),  # a narrow no-break space grouping the thousands
+        ("3\u2009438.68", "3438.68"),  # a thin space
+        ("US$3438.68", "3438.68"),
+        ("US$ 3,438.68", "3438.68"),
+        ("3438.68 US dollars", "3438.68"),
+        ("3,438.68 dollars", "3438.68"),
     ],
 )
 def test_a_careful_reader_accepts_the_usual_ways_of_writing_a_figure(given: object, expected: str) -> None:
@@ -149,6 +156,11 @@ def test_a_careful_reader_accepts_the_usual_ways_of_writing_a_figure(given: obje
         ("€100.00", "100.00", "its symbol € is not USD"),
         ("$100 EUR", "100", "the symbol $ and the code EUR disagree"),
         ("USD 100 USD", "100", "two currency codes"),
+        ("EUR 4.37", "4.37", "it is in EUR, the task asks for USD"),
+        ("4.37 euros", "4.37", "it is in EUR, the task asks for USD"),
+        ("C$100", "100", "it is in CAD, the task asks for USD"),
+        ("US$100 EUR", "100", "two currencies"),
+        ("100 pounds sterling", "100", "it is in GBP, the task asks for USD"),
     ],
 )
 def test_malformed_figures_and_other_currencies_fail(given: str, expected: str, why: str) -> None:

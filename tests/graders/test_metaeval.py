@@ -232,6 +232,23 @@ def test_toolgym_check_exits_non_zero_listing_each_violation(capsys: pytest.Capt
     assert "✗ constant policy 'no-op' averages a reward of 0.5000" in out  # one of the two templates pays for nothing
 
 
+def test_toolgym_check_takes_held_out_seed_ranges_and_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "tests.graders.toy:environment", "--seeds", "1000-1001", "--templates", "freeze_compromised", "--json"])
+    assert exited.value.code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["templates"][0]["seeds"] == [1000, 1001]
+    assert {"alternative_paths", "guessing"} <= set(report) and "majority_share" in report["templates"][0]
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "tests.graders.toy:environment", "--seeds", "7,3", "--templates", "freeze_compromised", "--json"])
+    assert exited.value.code == 0 and json.loads(capsys.readouterr().out)["templates"][0]["seeds"] == [7, 3]
+    for bad in ("5-2", "x", "0", "-1"):
+        with pytest.raises(SystemExit) as exited:
+            main(["check", "tests.graders.toy:environment", "--seeds", bad])
+        assert exited.value.code == 2
+        assert "--seeds" in capsys.readouterr().err
+
+
 def test_toolgym_check_json_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["check", "tests.graders.toy:environment", "--seeds", "1", "--templates", "freeze_compromised", "--json"])
@@ -266,6 +283,7 @@ def test_toolgym_tasks_lists_templates(capsys: pytest.CaptureFixture[str]) -> No
         "tools": ["verify_identity", "transfer"],
         "description": "Verify the customer, then move money from checking to savings.",
         "one_sided": "",
+        "validation": {"plays": 0, "fair": 0, "instances": 0, "players": [], "passed": 0, "open_defects": [], "verified": False},
     }
     with pytest.raises(SystemExit):
         main(["tasks", "tests.graders.toy:environment", "--split", "test"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from envs.finance import environment as finance
-from graders.criteria import AnswerCheck, AnyToolCalled
+from graders.criteria import AnswerCheck, AnyToolCalled, seen
 from graders.metaeval import check_environment
 from graders.outcome import completed, refused
 from graders.priors import (
@@ -27,7 +27,7 @@ from graders.priors import (
 )
 from graders.rubric_lint import junk_satisfied_gates
 from graders.setup import case, pick, rows
-from graders.tasks import TaskDraft, TaskInstance, TaskTemplate, ToolCall, answer_call, call, negative, optional_call, refusal_call
+from graders.tasks import TaskDraft, TaskInstance, TaskTemplate, ToolCall, answer_call, call, negative, refusal_call
 
 _CUSTOMERS = "SELECT * FROM customers WHERE kyc_status = 'verified' ORDER BY customer_id"
 
@@ -52,14 +52,13 @@ def world_decides(world: object, rng: random.Random) -> TaskDraft:
     expired = case(rng, {"ok": 3, "expired": 2}) == "expired"
     world.execute("UPDATE customers SET kyc_status = ? WHERE customer_id = ?",  # type: ignore[attr-defined]
                   ("expired" if expired else "verified", cid))
-    read = call("get_customer", customer_id=cid)
-    look = AnyToolCalled(name="read the customer's record", patterns=[{"tool": "get_customer", "args": {"customer_id": cid}}], gate=True)
+    look = seen("read the customer's KYC", "customers", cid, "kyc_status")  # the search shows it as the record does
     final = (refusal_call("kyc_not_verified", "KYC expired.") if expired
              else answer_call("Here is the segment.", segment=customer["segment"], email=customer["email"]))
     rubric = [look] if expired else [look, AnswerCheck(name="gives the e-mail on file", field="values.email", expect=customer["email"])]
     return TaskDraft(
         prompt=f"{name} asks which segment they are in and the e-mail we hold, if their KYC allows us to serve them.",
-        oracle=[optional_call("search_customers", query=name), read, final],
+        oracle=[call("search_customers", query=name), final],
         outcome=refused("kyc_not_verified") if expired else completed(),
         rubric=rubric,
         negatives=[negative("guess", "answers without reading", final)],
@@ -133,7 +132,10 @@ def test_distinct_instances_required() -> None:
 async def test_the_check_reports_a_memorisable_template_and_clears_its_twin() -> None:
     bad = TaskTemplate(memorisable, tools=["get_customer", "submit_answer"])
     good = TaskTemplate(world_decides, tools=["search_customers", "get_customer", "submit_answer"])
-    seeds = [0, 1, 2, 3, 4, 5, 7, 8, 9, 10]  # seed 6 draws the same customer and case as seed 3: one problem, replayable
+    keys: dict[str, int] = {}
+    for item in _instances(good, range(30)):  # seeds that draw the same customer and case are one problem, replayable
+        keys.setdefault(instance_key(item.instance), item.seed)
+    seeds = sorted(keys.values())[:10]
     report = await check_environment(finance.with_templates([bad, good]), seeds=seeds)
     by_id = {t.template_id: t for t in report.templates}
     memo, twin = by_id["memorisable"], by_id["world_decides"]
@@ -146,6 +148,5 @@ async def test_the_check_reports_a_memorisable_template_and_clears_its_twin() ->
     assert not twin.violations, twin.violations
     assert twin.prior_reward == 0.0 and twin.replays_passed == 0
     assert twin.distinct == 10 and len(twin.declarations) == 2
-    instances = _instances(good, range(10))
-    assert instance_key(instances[3].instance) == instance_key(instances[6].instance), "the duplicate the seeds above avoid"
+    instances = _instances(good, seeds)
     assert len({i.final.arguments.get("outcome") for i in instances if i.final}) == 2

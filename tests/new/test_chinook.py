@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
+from clients.validation import validation_path
 from graders.metaeval import check_environment
 from servers import Environment, EpisodeManager, connect_in_memory
 
@@ -32,6 +33,11 @@ def test_package_layout_and_kept_templates(chinook_project: Path) -> None:
     policy = (package / "policy.md").read_text()
     for code in ("price_over_limit", "long_track_fixed_price", "quantity_over_limit", "invoice_closed", "identity_not_verified"):
         assert f"`{code}`" in policy
+
+
+def test_the_validation_file_lives_in_the_package_and_ships_with_it(chinook_project: Path, chinook_env: Environment) -> None:
+    assert validation_path(chinook_env) == (chinook_project / "chinook_env" / "validation.jsonl").resolve()
+    assert '"validation.jsonl"' in (chinook_project / "pyproject.toml").read_text()  # package data: installs ship it
 
 
 async def test_check_twenty_seeds(chinook_env: Environment) -> None:
