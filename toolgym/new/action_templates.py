@@ -9,6 +9,7 @@ owner: find, decide, act, answer. Gates name the row whose data decides.
 
 from __future__ import annotations
 
+import ast
 import functools
 import math
 import random
@@ -22,7 +23,7 @@ from graders.criteria import AnyToolCalled, CallOrder, ToolCalled, ToolNotCalled
 from graders.outcome import completed, refused
 from graders.setup import case, pick, rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call, refusal_call
-from toolgym.new.gates import read_gate
+from toolgym.new.gates import read_gate, rule_gates
 from toolgym.new.reword import compose, fill
 from toolgym.new.rules import Row, compare_bound, evaluate
 from toolgym.new.action_setup import ActionSetup
@@ -212,7 +213,9 @@ class ActionDeriver(ActionSetup):
                                                  patterns=[{"tool": "ask_requester", "args": {"topic": t}} for t in verify.every_field()])]
                     finder = {"query": given[group[0]]} if len(group) == 1 else {"query": " ".join(given[n] for n in group if n in ve.title)}
                     steps = [*asks, optional_call(f"search_{ve.plural}", **finder), *steps]
-                steps.append(call(f"verify_{verify.entity}", **{ve.key or "": self.key(verify.entity, owner)}, **given))
+                # a refusal the record decides (the order is not pending) needs no verified identity: nothing is done
+                check = call if which in ("ok", "identity_not_verified") else optional_call
+                steps.append(check(f"verify_{verify.entity}", **{ve.key or "": self.key(verify.entity, owner)}, **given))
             for n, v in args.items():  # the agent finds the id of a row the prompt names
                 f = e.fields.get(n)
                 if f is not None and f.kind == "ref":
@@ -274,7 +277,7 @@ class ActionDeriver(ActionSetup):
                 rubric += gates_asked
             else:
                 rubric += gates_asked
-                rubric.append(self._deciding_gate(action, subject, row, args, code, world))
+                rubric += self._deciding_gates(action, subject, row, args, code, world)
                 listing = self._list_children(action, row, optional=not (action.kind == "children" and f"{action.entity}." in
                                                                          next(r.check for r, _ in rules if r.code == code)))
                 oracle = [*steps, read, *listing, *self._refund_read_call(action, subject, row, code), refusal_call(code, f"I cannot do this: {reason}")]
@@ -294,28 +297,37 @@ class ActionDeriver(ActionSetup):
         return [(optional_call if optional else call)(f"search_{e.plural}", **{action.parent or "": self.key(self.spec.subject(action), row)}, limit=50)]
 
     def _listed_gate(self, action: ActionSpec, row: dict[str, Any], args: dict[str, Any]) -> list[Any]:
-        """A children action's ids come from a read of the children: the gate on having seen them."""
+        """A children action's ids come from a read of the children: the gate on having seen every chosen one."""
         if action.kind != "children":
             return []
         e = self.spec.entities[action.entity]
-        ids = args[f"{e.key}s"]
-        more = [{"tool": f"search_{e.plural}", "args": {action.parent or "": self.key(self.spec.subject(action), row)}}]
-        return [read_gate(self.gen, action.entity, ids[0], [], f"read the {self.spec.subject(action).replace('_', ' ')}'s {_label(e.plural)}", also=more)]
+        return [read_gate(self.gen, action.entity, list(args[f"{e.key}s"]), [],
+                          f"saw the {self.spec.subject(action).replace('_', ' ')}'s {_label(e.plural)} it acts on")]
 
-    def _deciding_gate(self, action: ActionSpec, subject: str, row: dict[str, Any], args: dict[str, Any], code: str, world: World) -> Any:
-        """The read that justifies refusing with ``code``: the row itself, a chosen child (listed with its row's
-        children, or read alone), or the row a refund was to go to."""
-        rule = next(r for r, _ in self.gen.rules[action.name] if r.code == code)
-        e = self.spec.entities[action.entity]
-        if action.kind == "children" and f"{action.entity}." in rule.check:
-            ids = args[f"{e.key}s"]
-            more = [{"tool": f"get_{action.entity}", "args": {e.key or "": i}} for i in ids[1:]]
-            more.append({"tool": f"search_{e.plural}", "args": {action.parent or "": self.key(subject, row)}})
-            return read_gate(self.gen, action.entity, ids[0], [], f"read the {e.label}s", also=more)
-        if action.refund is not None and f"{action.refund.to}" in rule.check and f"{subject}." not in rule.check.replace(f"{subject}.user", ""):
-            return read_gate(self.gen, action.refund.to, args[f"{action.refund.to}_id"], [], "read where the money would go",
-                             also=self._refund_reads(action, subject, row))
-        return self.read_gate(subject, row, f"read the {self.spec.entities[subject].label}")
+    def _deciding_gates(self, action: ActionSpec, subject: str, row: dict[str, Any], args: dict[str, Any], code: str,
+                        world: World) -> list[Any]:
+        """The facts that justify refusing with ``code`` (toolgym.new.gates.rule_gates): the fields the rule reads, of the
+        rows it reads them from — the row itself, a parent, a failing chosen child (any that fails), the row a refund
+        was to go to, the children it counts or sums. A rule that only bounds an argument needs the row found."""
+        rule, tree = next((r, t) for r, t in self.gen.rules[action.name] if r.code == code)
+        scope = self._scope(action, world, subject, row, args)
+        what = f"the facts behind {code}"
+        if action.kind == "children" and any(isinstance(n, ast.Name) and n.id == action.entity for n in ast.walk(tree)):
+            e = self.spec.entities[action.entity]
+            keycol = e.fields[e.key or ""].column
+            per_child = []
+            for k in args[f"{e.key}s"]:
+                kid = Row(self.spec, action.entity, dict(rows(world, f'SELECT * FROM "{e.table}" WHERE "{keycol}" = ?', k)[0]), world)
+                if not evaluate(tree, self.spec, {**scope, action.entity: kid}):
+                    per_child.append(rule_gates(self.gen, tree, {**scope, action.entity: kid}, what))
+            gates = []
+            for i, gate in enumerate(per_child[0] if per_child else []):  # the same fact of any failing child will do
+                facts = [f for g in per_child if len(g) == len(per_child[0]) for f in g[i].any_of]
+                unique = list({repr(f): f for f in facts}.values())
+                gates.append(gate.model_copy(update={"any_of": unique}))
+        else:
+            gates = rule_gates(self.gen, tree, scope, what)
+        return gates or [self.read_gate(subject, row, f"found the {self.spec.entities[subject].label}")]
 
     def _refund_reads(self, action: ActionSpec, subject: str, row: dict[str, Any]) -> list[dict[str, Any]]:
         """Calls that show how a row was paid: its payment records (they name the payment method used)."""

@@ -182,10 +182,10 @@ class Row:
         e = self.spec.entities[self.entity]
         f = e.fields.get(name)
         if navigate and f is not None and f.kind == "ref":
-            return load_row(self.spec, self.world, f.ref or "", self.data[f.column])
+            return load_row(self.spec, self.world, f.ref or "", self.data[f.column], by=f.to)
         if f is None and f"{name}_id" in e.fields and e.fields[f"{name}_id"].kind == "ref":
             ref = e.fields[f"{name}_id"]
-            return load_row(self.spec, self.world, ref.ref or "", self.data[ref.column])
+            return load_row(self.spec, self.world, ref.ref or "", self.data[ref.column], by=ref.to)
         if f is None:
             raise ValueError(f"{self.entity} has no field {name!r}")
         value = self.data[f.column]
@@ -194,9 +194,10 @@ class Row:
         return value
 
 
-def load_row(spec: Spec, world: World, entity: str, key: Any) -> Row | None:
+def load_row(spec: Spec, world: World, entity: str, key: Any, *, by: str | None = None) -> Row | None:
+    """The row of ``entity`` whose key (or field ``by``: a reference to a non-key field) is ``key``; None if none."""
     e = spec.entities[entity]
-    found = world.query(f'SELECT * FROM "{e.table}" WHERE "{e.fields[e.key or ""].column}" = ?', (key,))
+    found = world.query(f'SELECT * FROM "{e.table}" WHERE "{e.fields[by or e.key or ""].column}" = ?', (key,))
     return Row(spec, entity, dict(found[0]), world) if found else None
 
 
@@ -208,7 +209,8 @@ def _children(spec: Spec, plural: str, scope: dict[str, Any]) -> tuple[str, list
             continue
         link = next((f for f in ce.fields.values() if f.kind == "ref" and f.ref == row.entity), None)
         if link is not None:
-            return child, [dict(r) for r in row.world.query(f'SELECT * FROM "{ce.table}" WHERE "{link.column}" = ?', (row.key,))]
+            return child, [dict(r) for r in row.world.query(f'SELECT * FROM "{ce.table}" WHERE "{link.column}" = ?',
+                                                            (row.data[spec.ref_column(link)],))]
     raise ValueError(f"no row in this rule's scope has {plural}")
 
 

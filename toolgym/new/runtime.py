@@ -148,6 +148,8 @@ class GeneratedEnvironment:
             return f"{words.capitalize()}: an amount as a decimal string"
         if f.kind == "ref":
             target = self.spec.entities[f.ref or ""]
+            if f.to is not None:
+                return f"{words.capitalize()}: the {self.label(target, f.to)} of the {target.label}"
             what = "code" if not self.is_int(target, target.fields[target.key or ""]) else "id"
             return f"{words.capitalize()}: the {what} of the {target.label}"
         if f.kind == "category":
@@ -177,7 +179,7 @@ class GeneratedEnvironment:
             for cname, child in self.spec.entities.items():
                 for f in child.fields.values():
                     if f.kind == "ref" and f.ref == ename:
-                        n = world.query(f'SELECT count(*) AS n FROM "{child.table}" WHERE "{f.column}" = ?', (row[entity.fields[entity.key].column],))[0]["n"]
+                        n = world.query(f'SELECT count(*) AS n FROM "{child.table}" WHERE "{f.column}" = ?', (row[self.spec.ref_column(f)],))[0]["n"]
                         if n:
                             related[child.plural] = related.get(child.plural, 0) + n
             out["related"] = related
@@ -193,6 +195,11 @@ class GeneratedEnvironment:
 
     def value_type(self, entity: EntitySpec, name: str) -> Any:
         f = entity.fields[name]
+        if f.kind == "ref" and f.to is not None:  # a reference by a code or name: the type of that field
+            target = self.spec.entities[f.ref or ""]
+            if self.is_int(target, target.fields[f.to]):
+                return Annotated[int, Field(ge=-_MAX_INT, le=_MAX_INT, description=f"The {self.label(target, f.to)} of the {target.label}")]
+            return Annotated[str, Field(min_length=1, max_length=200, description=f"The {self.label(target, f.to)} of the {target.label}")]
         if f.kind == "ref":
             return self.id_type(self.spec.entities[f.ref or ""])
         if f.kind == "money":

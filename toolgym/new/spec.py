@@ -47,6 +47,9 @@ class FieldSpec(_Model):
     kind: Kind
     ref: str | None = None
     """For ``ref``: the entity referenced."""
+    to: str | None = None
+    """For ``ref``: the field of the referenced entity the column holds, when it is not its key (a code or a name
+    people use: ``teams.park`` holds ``park.park_name``); its values must be unique in that entity."""
     values: list[str] = Field(default_factory=list)
     """For ``category``: its values."""
     scale: int = 2
@@ -190,13 +193,21 @@ class Spec(_Model):
     entities: dict[str, EntitySpec]
     actions: list[ActionSpec] = Field(default_factory=list)
     verify: VerifySpec | None = None
+    references: dict[str, str] = Field(default_factory=dict)
+    """References the database does not declare, one line each: ``"team.park": "park.park_name"`` (the field holds
+    that field of the other entity: a key, or a unique code or name) or ``"salary.team_id": "team"`` (its key)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
+        for source, target in self.references.items():
+            _declare_reference(self, source, target)
         for entity in self.entities.values():
             for f in entity.fields.values():
                 if f.kind == "ref" and f.ref not in self.entities:  # an entity taken out of the spec: its ids are plain values
-                    f.kind, f.ref = "text", None
+                    f.kind, f.ref, f.to = "text", None, None
+                if f.kind == "ref" and f.to is not None and f.to not in self.entities[f.ref or ""].fields:
+                    raise ValueError(f"field {f.column!r} refers to {f.ref}.{f.to}, which is not a field of {f.ref} "
+                                     f"({', '.join(self.entities[f.ref or ''].fields)})")
         names = set()
         for i, action in enumerate(self.actions):
             where = f"actions[{i}] ({action.name})"
@@ -240,6 +251,11 @@ class Spec(_Model):
                     raise ValueError(f"verify: entity {self.verify.entity!r} has no field {fname!r}")
         return self
 
+    def ref_column(self, f: FieldSpec) -> str:
+        """The column of the referenced entity that reference field ``f`` holds (its ``to`` field, else its key)."""
+        target = self.entities[f.ref or ""]
+        return target.fields[f.to or target.key or ""].column
+
     def subject(self, action: ActionSpec) -> str:
         """The entity of the row an action is about: the parent for ``create`` and ``children``, else its own."""
         if action.kind in ("create", "children"):
@@ -252,6 +268,25 @@ class Spec(_Model):
         if any(a.requires_verified for a in self.actions):
             codes.add("identity_not_verified")
         return sorted(codes) or ["not_allowed"]
+
+
+def _declare_reference(spec: Spec, source: str, target: str) -> None:
+    """Apply one line of ``references``: ``entity.field`` becomes a reference to ``entity[.field]``."""
+    where = f"references: {source!r}"
+    ename, _, fname = source.partition(".")
+    entity = spec.entities.get(ename)
+    if entity is None or fname not in entity.fields:
+        raise ValueError(f"{where}: give entity.field of the field that refers (entities: {', '.join(spec.entities)})")
+    tname, _, tfield = target.partition(".")
+    other = spec.entities.get(tname)
+    if other is None:
+        raise ValueError(f"{where}: {tname!r} is not an entity ({', '.join(spec.entities)})")
+    if tfield and tfield not in other.fields:
+        raise ValueError(f"{where}: {tname} has no field {tfield!r} ({', '.join(other.fields)})")
+    if other.key is None:
+        raise ValueError(f"{where}: {tname} has no single-column key, so its rows cannot be reached")
+    f = entity.fields[fname]
+    f.kind, f.ref, f.to = "ref", tname, (tfield if tfield and tfield != other.key else None)
 
 
 def _check_refund(spec: Spec, action: ActionSpec, where: str) -> None:

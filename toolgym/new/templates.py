@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from fixtures.errors import TaskError
 from fixtures.world import World
-from graders.criteria import AnswerCheck, AnyToolCalled, number, regex, text
+from graders.criteria import AnswerCheck, Seen, number, regex, text
 from graders.outcome import completed
 from graders.setup import rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call
-from toolgym.new.gates import read_gate
+from toolgym.new.gates import PAGEABLE, figure_gate, read_gate, row_fact
 from toolgym.new.reword import compose, load_wordings
 
 if TYPE_CHECKING:
@@ -136,9 +136,14 @@ class Deriver:
         make = optional_call if optional else call
         return make(f"get_{ename}", **{e.key or "": self.key(ename, row)})
 
-    def read_gate(self, ename: str, row: dict[str, Any], what: str, fields: list[str] | None = None) -> AnyToolCalled:
-        """The gate on having seen ``row`` (toolgym.new.gates.read_gate: the one place reads are gated)."""
+    def read_gate(self, ename: str, row: dict[str, Any], what: str, fields: list[str] | None = None) -> Seen:
+        """The gate on having seen ``row`` with ``fields`` (toolgym.new.gates: gates name rows and fields, not tools)."""
         return read_gate(self.gen, ename, self.key(ename, row), fields or [], what)
+
+    def held(self, f: Any, parent: dict[str, Any]) -> Any:
+        """The value a reference field ``f`` holds for row ``parent`` of the entity it refers to (its key, or the
+        non-key field the reference names)."""
+        return parent[self.spec.ref_column(f)]
 
     def words(self, ename: str, field: str) -> str:
         """How a prompt names a field of ``ename`` (its label)."""
@@ -242,9 +247,10 @@ class Deriver:
         def walks(world: World) -> dict[Any, list[Any]]:
             tables = {}
             for ename, fname in chain:
-                parent = self.spec.entities[self.spec.entities[ename].fields[fname].ref or ""]
-                keycol = parent.fields[parent.key or ""].column
-                tables[fname] = {r[keycol]: r for r in rows(world, f'SELECT * FROM "{parent.table}" ORDER BY "{keycol}"')}
+                f = self.spec.entities[ename].fields[fname]
+                parent = self.spec.entities[f.ref or ""]
+                keycol, held = parent.fields[parent.key or ""].column, self.spec.ref_column(f)
+                tables[fname] = {r[held]: r for r in rows(world, f'SELECT * FROM "{parent.table}" ORDER BY "{keycol}"')}
             groups: dict[Any, list[Any]] = {}
             for r in self.named_rows(world, start):
                 path, cur = [(start, r)], r
@@ -326,21 +332,26 @@ class Deriver:
         p = self.spec.entities[pname]
 
         def build(world: World, rng: random.Random) -> TaskDraft:
-            counts = {r["k"]: r["n"] for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n FROM "{c.table}" GROUP BY 1')}
+            counts = self.memo(world, ("counts", cname, fname), lambda: {r["k"]: r["n"] for r in rows(
+                world, f'SELECT "{link.column}" AS k, count(*) AS n FROM "{c.table}" GROUP BY 1')})
             # a count is the page's `total` and a sum its `sums`, over every page: thousands of children are one call
-            parents = [r for r in self.named_rows(world, pname) if 2 <= counts.get(self.key(pname, r), 0)]
+            parents = [r for r in self.named_rows(world, pname) if 2 <= counts.get(self.held(link, r), 0)]
             if len(parents) < 20:
                 raise TaskError(f"fewer than 20 named {p.plural} with {c.plural}")
             parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
-            pkey = self.key(pname, parent)
-            cols = ", ".join(f'"{c.fields[n].column}"' for n in {*filters, *([money] if money else [])})
-            children = rows(world, f'SELECT {cols or "1 AS one"} FROM "{c.table}" WHERE "{link.column}" = ? ORDER BY rowid', pkey)
+            pkey = self.held(link, parent)
+            keycol = c.fields[c.key or ""].column
+            cols = ", ".join(f'"{c.fields[n].column}"' for n in dict.fromkeys([*filters, *([money] if money else [])]))
+            children = rows(world, f'SELECT "{keycol}" AS "toolgym_key"{", " + cols if cols else ""} FROM "{c.table}" '
+                                   f'WHERE "{link.column}" = ? ORDER BY rowid', pkey)
             args: dict[str, Any] = {fname: pkey}
+            used: list[str] = []
             phrase = ""
             usable = [f for f in filters if any(ch[c.fields[f].column] for ch in children)]
             if usable and rng.random() < 0.6:
                 f = rng.choice(usable)
                 g = c.fields[f]
+                used.append(f)
                 if g.kind == "category":
                     value = str(rng.choice([ch[g.column] for ch in children if ch[g.column] is not None]))
                     args[f] = value
@@ -353,15 +364,23 @@ class Deriver:
                     children = [ch for ch in children if str(ch[g.column] or "")[:4] == year]
             title = _quoted(p, _title(p, parent) or "")
             pages = [call(f"search_{c.plural}", **args, limit=50)]
-            gate = AnyToolCalled(name=f"listed the {p.label}'s {c.plural}", patterns=[{"tool": f"search_{c.plural}", "args": args}],
-                                 gate=True, weight=2)
+            if PAGEABLE >= len(children) > 50:  # every counted row is read: the second page too (over PAGEABLE, `total` and `sums` say it)
+                pages.append(call(f"search_{c.plural}", **args, limit=50, offset=50))
+            keys = [ch["toolgym_key"] for ch in children]
+            whole = not used and money is None
+
+            def gate(figure: tuple[str, Any]) -> Any:
+                return figure_gate(self.gen, cname, fname, self.key(pname, parent), pname, keys, [*used, *([money] if money else [])],
+                                   args, f"saw the {p.label}'s {_label(c.plural)}", figure=figure, whole=whole)
+
             if money is None:
                 n = str(len(children))
                 prompt = compose(self.wordings, rng.choice(_OPENERS), f"how many {_label(c.plural)}{{filter}} does the {p.label} {{record}} have?",
                                  {"filter": phrase, "record": title}, "Reply with submit_answer, giving the number as values.count.")
                 return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{n}.", count=n)],
                                  outcome=completed(),
-                                 rubric=[gate, AnswerCheck(name="answer gives the count", field="values.count", expect=number(n), weight=3, gate=True)],
+                                 rubric=[gate(("total", len(children))),
+                                         AnswerCheck(name="answer gives the count", field="values.count", expect=number(n), weight=3, gate=True)],
                                  negatives=[negative("unread", "answers without counting", answer_call("Some.", count="1"))])
             m = c.fields[money]
             minor = sum(int(ch[m.column] or 0) for ch in children)
@@ -371,7 +390,8 @@ class Deriver:
                              {"filter": phrase, "record": title}, "Reply with submit_answer, giving it as values.total.")
             return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{total}.", total=total)],
                              outcome=completed(),
-                             rubric=[gate, AnswerCheck(name="answer gives the total", field="values.total", expect=number(total), weight=3, gate=True)],
+                             rubric=[gate((f"sums.{money}", total)),
+                                     AnswerCheck(name="answer gives the total", field="values.total", expect=number(total), weight=3, gate=True)],
                              negatives=[negative("unread", "answers without adding up", answer_call("Zero.", total="0.00"))])
 
         build.__name__ = "aggregate"
@@ -386,26 +406,30 @@ class Deriver:
         g = c.fields[field]
 
         def build(world: World, rng: random.Random) -> TaskDraft:
-            stats = {r["k"]: r for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n, count(DISTINCT "{g.column}") AS d '
-                                                     f'FROM "{c.table}" WHERE "{g.column}" IS NOT NULL GROUP BY 1')}
+            stats = self.memo(world, ("extreme", cname, fname, field), lambda: {r["k"]: dict(r) for r in rows(
+                world, f'SELECT "{link.column}" AS k, count(*) AS n, count(DISTINCT "{g.column}") AS d '
+                       f'FROM "{c.table}" WHERE "{g.column}" IS NOT NULL GROUP BY 1')})
             # the children sorted by the field, largest or latest first: the top one is on the first page however many
-            parents = [r for r in self.named_rows(world, pname) if (st := stats.get(self.key(pname, r))) and 2 <= st["n"] and st["d"] >= 2]
+            parents = [r for r in self.named_rows(world, pname) if (st := stats.get(self.held(link, r))) and 2 <= st["n"] and st["d"] >= 2]
             if len(parents) < 20:
                 raise TaskError(f"fewer than 20 named {p.plural} with {c.plural} to compare")
             parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
-            top = rows(world, f'SELECT max("{g.column}") AS m FROM "{c.table}" WHERE "{link.column}" = ?', self.key(pname, parent))[0]["m"]
+            held = self.held(link, parent)
+            top = rows(world, f'SELECT max("{g.column}") AS m FROM "{c.table}" WHERE "{link.column}" = ?', held)[0]["m"]
+            keycol = c.fields[c.key or ""].column
+            holders = [r["k"] for r in rows(world, f'SELECT "{keycol}" AS k FROM "{c.table}" WHERE "{link.column}" = ? AND "{g.column}" = ? '
+                                                   f'ORDER BY "{keycol}" LIMIT 20', held, top)]
             title = _quoted(p, _title(p, parent) or "")
-            sort = {fname: self.key(pname, parent), "sort": field, "descending": True}
-            few = stats[self.key(pname, parent)]["n"] <= 50  # one page of 50 shows them all, in any order
-            gate = AnyToolCalled(name=f"listed the {p.label}'s {c.plural}", gate=True, weight=2,
-                                 patterns=[{"tool": f"search_{c.plural}", "args": {fname: self.key(pname, parent)} if few else sort}])
+            sort = {fname: held, "sort": field, "descending": True}
+            # the value comes from a row that holds it (whatever showed it: the sorted search, the row itself)
+            gate = Seen(name=f"saw the {p.label}'s {c.label} with the {'largest' if g.kind == 'money' else 'latest'} {self.words(cname, field)}",
+                        any_of=[row_fact(self.gen, cname, k, [field]) for k in holders], gate=True, weight=2)
             if g.kind == "money":
                 value = str(Decimal(int(top)).scaleb(-g.scale).quantize(Decimal(1).scaleb(-g.scale)))
                 ask, expect = f"what is the largest {self.words(cname, field)} among the {_label(c.plural)} of the {p.label} {{record}}?", number(value)
             else:
-                value = str(top)[:10]
+                value, expect = _moment(str(top))
                 ask = f"what is the {self.words(cname, field)} of the latest {c.label} of the {p.label} {{record}}?"
-                expect = regex(re.escape(value) + r"([ T][0-9:.]+(Z|[+-][0-9:]+)?)?")
             prompt = compose(self.wordings, rng.choice(_OPENERS), ask, {"record": title}, f"Reply with submit_answer, giving it as values.{field}.")
             return TaskDraft(prompt=prompt,
                              oracle=[*self.find(pname, parent), call(f"search_{c.plural}", **sort, limit=50),
@@ -417,6 +441,18 @@ class Deriver:
 
         build.__name__ = "extreme"
         return build
+
+
+def _moment(value: str) -> tuple[str, Any]:
+    """A date or date-time as the answer gives it, and its matcher: a date alone for a date; for a moment with a time
+    of day, the date and the time to the minute (seconds and a UTC offset may follow, written either way)."""
+    found = re.match(r"^([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[ T]([0-9]{2}:[0-9]{2})(:[0-9]{2}(?:\.[0-9]+)?)?)?", value)
+    if found is None:
+        return value, text(value)
+    day, minute = found.group(1), found.group(2)
+    if minute is None or (minute == "00:00" and re.fullmatch(r"(:00(\.0+)?)?", found.group(3) or "")):  # midnight: a date
+        return day, regex(re.escape(day) + r"([ T]00:00(:00(\.0+)?)?(Z|[+-]00:?00)?)?")
+    return f"{day} {minute}", regex(re.escape(day) + r"[ T]" + re.escape(minute) + r"(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 
 
 def derive_templates(gen: GeneratedEnvironment, wordings: dict[str, str] | None = None) -> list[TaskTemplate]:
