@@ -24,6 +24,7 @@ from graders.outcome import completed, refused
 from graders.setup import case, pick, rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call, refusal_call
 from toolgym.new.gates import read_gate, rule_gates
+from toolgym.new.oracle_reads import fit_reads
 from toolgym.new.reword import compose, fill
 from toolgym.new.rules import Row, compare_bound, evaluate
 from toolgym.new.action_setup import ActionSetup
@@ -256,17 +257,18 @@ class ActionDeriver(ActionSetup):
             prompt = compose(self.wordings, rng.choice(_OPENERS), request, facts, "Handle it under the policy and reply with submit_answer.")
             meta = {"case": which, "subject": str(self.key(subject, row))}
             if which == "ok":
-                return TaskDraft(prompt=prompt, oracle=[*steps, self.get(subject, row, optional=True), *self._list_children(action, row),
-                                                       *confirm, act, answer_call(f"Done: {_label(action.name)}.")],
-                                 outcome=completed(), rubric=[*self._done(action, world, row, args), *gates, *self._listed_gate(action, row, args)],
+                listed = self._listed_gate(action, row, args)
+                oracle = fit_reads(self.gen, world, [*steps, self.get(subject, row, optional=True), *self._list_children(action, row),
+                                                     *confirm, act, answer_call(f"Done: {_label(action.name)}.")], listed, action.name)
+                return TaskDraft(prompt=prompt, oracle=oracle,
+                                 outcome=completed(), rubric=[*self._done(action, world, row, args), *gates, *listed],
                                  negatives=[negative("claims_only", "says it is done without doing it", answer_call("Done.")),
                                             negative("refuses_compliant", "refuses what the policy allows", self.get(subject, row),
                                                      refusal_call(next((c for c in weights if c != "ok"), "not_allowed"), "Not allowed."))],
                                  metadata=meta)
             code = which
             reason = next((r.message for r, _ in rules if r.code == code), "the identity could not be verified")
-            # the row's read is required unless the oracle's search by its quoted identifier already shows it
-            read = self.get(subject, row, optional=se.natural_key == se.key and not self.gen.is_int(se, se.fields[se.key or ""]))
+            read = self.get(subject, row, optional=True)  # required or not as the gates say (toolgym.new.oracle_reads)
             rubric: list[Any] = [ToolNotCalled(name=f"no {_label(action.name)} attempted", tool=action.name,
                                                args={key_arg or "": self.key(subject, row)}, gate=True)]
             if which == "identity_not_verified":
@@ -277,10 +279,11 @@ class ActionDeriver(ActionSetup):
                 rubric += gates_asked
             else:
                 rubric += gates_asked
-                rubric += self._deciding_gates(action, subject, row, args, code, world)
-                listing = self._list_children(action, row, optional=not (action.kind == "children" and f"{action.entity}." in
-                                                                         next(r.check for r, _ in rules if r.code == code)))
-                oracle = [*steps, read, *listing, *self._refund_read_call(action, subject, row, code), refusal_call(code, f"I cannot do this: {reason}")]
+                deciding = self._deciding_gates(action, subject, row, args, code, world)
+                rubric += deciding
+                oracle = fit_reads(self.gen, world, [*steps, read, *self._list_children(action, row, optional=True),
+                                                     *self._refund_read_call(action, subject, row, code),
+                                                     refusal_call(code, f"I cannot do this: {reason}")], deciding, None)
             return TaskDraft(prompt=prompt, oracle=oracle, outcome=refused(code), rubric=rubric,
                              negatives=[negative("attempts", "tries the action, then refuses", act, refusal_call(code, "Not allowed.")),
                                         negative("refuses_unread", "refuses without looking", refusal_call(code, "Not allowed."))],

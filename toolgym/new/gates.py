@@ -103,7 +103,9 @@ class _Explainer:
             name = part if part in e.fields and (last or e.fields[part].kind == "ref") else f"{part}_id"
             if name not in e.fields:
                 break
-            out.append([row_fact(self.gen, row.entity, row.key, [name])])
+            # a field with no value is never shown (provenance counts values): then the row itself is the fact
+            held = row.data.get(e.fields[name].column) is not None
+            out.append([row_fact(self.gen, row.entity, row.key, [name] if held else [])])
             if last:
                 break
             row = row.get(name, navigate=True)
@@ -127,7 +129,7 @@ class _Explainer:
             kids = row.world.query(f'SELECT "{ce.fields[ce.key or ""].column}" AS k FROM "{ce.table}" WHERE "{link.column}" = ?',
                                    (row.data[target],))
             keys = [r["k"] for r in kids]
-            fields = [arg.attr] if isinstance(arg, ast.Attribute) else [links[0]]
+            fields = [links[0]]  # every child row seen (the field summed may be empty on some: shown rows show it when set)
             options = [row_fact(self.gen, child, keys, fields)] if keys and len(keys) <= PAGEABLE else []
             if len(links) == 1 and self.spec.entities[row.entity].key is not None:
                 if node.func.id == "count" or not keys:  # type: ignore[attr-defined]
@@ -176,7 +178,7 @@ def figure_gate(gen: GeneratedEnvironment, child: str, link: str, parent_key: An
     p = gen.spec.entities[parent_entity]
     single = sum(1 for f in c.fields.values() if f.kind == "ref" and f.ref == parent_entity) == 1
     related = [row_fact(gen, parent_entity, parent_key, ["related"])] if whole and single and p.key is not None else []
-    if keys and len(keys) <= PAGEABLE:
+    if keys and len(keys) <= PAGEABLE:  # every row seen by its link (a summed field may be empty on some rows)
         return Seen(name=name, any_of=[row_fact(gen, child, keys, [link, *fields]), *related], weight=2, gate=True)
     if related and not keys:
         return Seen(name=name, any_of=related, weight=2, gate=True)

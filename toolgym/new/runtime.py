@@ -73,6 +73,7 @@ class GeneratedEnvironment:
             conn.close()
         self._check_columns()
         self.rules = {a.name: [(r, parse_rule(r.check)) for r in a.rules] for a in self.spec.actions}
+        self._queries: dict[str, Any] = {}
         self.models: dict[str, type[BaseModel]] = {}
         self.summaries: dict[str, type[BaseModel]] = {}
         for ename, entity in self.spec.entities.items():
@@ -277,7 +278,7 @@ class GeneratedEnvironment:
                             next_offset=(int | None, Field(default=None, description="Offset of the next page; null on the last")),
                             **extra)
 
-        async def body(ctx: ToolContext, args: dict[str, Any]) -> Any:
+        def query(world: Any, args: dict[str, Any]) -> tuple[Any, list[Any]]:
             where, bound = [], []
             if args.get("query"):
                 words = [w for w in str(args["query"]).split() if w][:8]
@@ -294,14 +295,19 @@ class GeneratedEnvironment:
                     bound.append(value)
             clause = (" WHERE " + " AND ".join(where)) if where else ""
             heads = ["count(*) AS n", *[f'sum("{entity.fields[m].column}") AS "s_{m}"' for m in monies]]
-            head = ctx.world.query(f'SELECT {", ".join(heads)} FROM "{entity.table}"{clause}', tuple(bound))[0]
-            total = head["n"]
+            head = world.query(f'SELECT {", ".join(heads)} FROM "{entity.table}"{clause}', tuple(bound))[0]
             order = key_order
             if args.get("sort"):
                 column = entity.fields[args["sort"]].column
                 order = f'"{column}" IS NULL, "{column}" {"DESC" if args.get("descending") else "ASC"}, {key_order}'
-            rows = ctx.world.query(f'SELECT * FROM "{entity.table}"{clause} ORDER BY {order} LIMIT ? OFFSET ?',
-                                   (*bound, args["limit"], args["offset"]))
+            return head, world.query(f'SELECT * FROM "{entity.table}"{clause} ORDER BY {order} LIMIT ? OFFSET ?',
+                                     (*bound, args.get("limit", _PAGE), args.get("offset", 0)))
+
+        self._queries[ename] = query
+
+        async def body(ctx: ToolContext, args: dict[str, Any]) -> Any:
+            head, rows = query(ctx.world, args)
+            total = head["n"]
             items = [self.public(ename, r, summary=True) for r in rows]
             nxt = args["offset"] + len(rows) if args["offset"] + len(rows) < total else None
             more: dict[str, Any] = {}
@@ -316,6 +322,12 @@ class GeneratedEnvironment:
                + f", one page at a time ({_PAGE} by default; follow next_offset). Shows a summary of each"
                + (" and the amounts added up over all pages (sums)" if monies else "") + f"; get_{ename} shows everything.")
         return _make(f"search_{entity.plural}", doc, params, page, body)
+
+    def search(self, world: Any, ename: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows ``search_<plural>(**args)`` shows on ``world`` (templates ask what a search they plan shows)."""
+        if not self._queries:
+            self.tools()
+        return [dict(r) for r in self._queries[ename](world, args)[1]]
 
     def _get_tool(self, ename: str, entity: EntitySpec) -> Any:
         key = entity.key or ""

@@ -370,7 +370,7 @@ class Deriver:
             whole = not used and money is None
 
             def gate(figure: tuple[str, Any]) -> Any:
-                return figure_gate(self.gen, cname, fname, self.key(pname, parent), pname, keys, [*used, *([money] if money else [])],
+                return figure_gate(self.gen, cname, fname, self.key(pname, parent), pname, keys, used,
                                    args, f"saw the {p.label}'s {_label(c.plural)}", figure=figure, whole=whole)
 
             if money is None:
