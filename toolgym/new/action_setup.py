@@ -69,8 +69,16 @@ class ActionSetup(Deriver):
             kids = self.children_of(action, world, row)
             if not kids:
                 return None
-            chosen = rng.sample(kids, k=rng.randint(1, min(3, len(kids))))
-            args[f"{e.key}s"] = [self.key(action.entity, k) for k in sorted(chosen, key=lambda k: str(self.key(action.entity, k)))]
+            chosen = sorted(rng.sample(kids, k=rng.randint(1, min(3, len(kids)))), key=lambda k: str(self.key(action.entity, k)))
+            args[f"{e.key}s"] = [self.key(action.entity, k) for k in chosen]
+            if action.replace:  # each chosen child exchanged for a sibling of what it refers to (another variant of its product)
+                news = []
+                for kid in chosen:
+                    options = self.replacement_options(action, world, kid)
+                    if not options:
+                        return None
+                    news.append(self.held(e.fields[action.replace], rng.choice(options)))
+                args[f"new_{action.replace}s"] = news
         names = [n for n in action.fields if n != action.parent]
         want = len(names)
         if action.kind == "update":
@@ -164,13 +172,56 @@ class ActionSetup(Deriver):
                args: dict[str, Any], tree: Any) -> bool:
         scope = self._scope(action, world, subject, row, args)
         if action.kind == "children":
-            return all(bool(evaluate(tree, self.spec, {**scope, action.entity: Row(self.spec, action.entity, k, world)})) for k in kids)
+            return all(bool(evaluate(tree, self.spec, self.child_scope(action, world, scope, k, args, i))) for i, k in enumerate(kids))
         return bool(evaluate(tree, self.spec, scope))
 
+    def child_scope(self, action: ActionSpec, world: World, scope: dict[str, Any], kid: dict[str, Any], args: dict[str, Any],
+                    index: int) -> dict[str, Any]:
+        """``scope`` with chosen child ``index`` by its entity name (and, for an exchange, its new row as ``new_<entity>``)."""
+        out = {**scope, action.entity: Row(self.spec, action.entity, kid, world)}
+        if action.replace:
+            f = self.spec.entities[action.entity].fields[action.replace]
+            value = (args.get(f"new_{action.replace}s") or [None] * (index + 1))[index]
+            target = f.ref or ""
+            found = rows(world, f'SELECT * FROM "{self.spec.entities[target].table}" WHERE "{self.spec.ref_column(f)}" = ?', value)
+            out[f"new_{target}"] = Row(self.spec, target, dict(found[0]), world) if found else None
+        return out
+
+    def replacement_options(self, action: ActionSpec, world: World, kid: dict[str, Any]) -> list[dict[str, Any]]:
+        """Rows a chosen child of an exchange may get instead of the one it refers to: its siblings — rows sharing each
+        of its references (the other variants of the same product) — never itself."""
+        e = self.spec.entities[action.entity]
+        f = e.fields[action.replace or ""]
+        target = self.spec.entities[f.ref or ""]
+        current = rows(world, f'SELECT * FROM "{target.table}" WHERE "{self.spec.ref_column(f)}" = ?', kid[f.column])
+        if not current:
+            return []
+        same = [(g.column, current[0][g.column]) for g in target.fields.values() if g.kind == "ref" and current[0][g.column] is not None]
+        if not same:
+            return []
+        where = " AND ".join(f'"{c}" = ?' for c, _ in same)
+        keycol = target.fields[target.key or ""].column
+        found = rows(world, f'SELECT * FROM "{target.table}" WHERE {where} AND "{keycol}" != ? ORDER BY "{keycol}" LIMIT 50',
+                     *[v for _, v in same], current[0][keycol])
+        return [dict(r) for r in found]
     def _settle(self, action: ActionSpec, world: World, rng: random.Random, subject: str, row: dict[str, Any],
                 args: dict[str, Any], which: str, frozen: tuple[str, ...] = ()) -> bool:
         """Make the world and the arguments fit the case: every rule holds, or only rule ``which`` fails (module
-        docstring); False when this row cannot."""
+        docstring); False when this row cannot (and then the world is as it was)."""
+        undo: list[tuple[str, str, Any, str, Any]] = []
+        try:
+            done = self._settle_rules(action, world, rng, subject, row, args, which, frozen, undo)
+        except BaseException:
+            done = False
+            raise
+        finally:
+            if not done:
+                for table, keycol, key, column, old in reversed(undo):
+                    world.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE "{keycol}" = ?', (old, key))
+        return done
+
+    def _settle_rules(self, action: ActionSpec, world: World, rng: random.Random, subject: str, row: dict[str, Any],
+                      args: dict[str, Any], which: str, frozen: tuple[str, ...], undo: list[Any]) -> bool:
         se, e = self.spec.entities[subject], self.spec.entities[action.entity]
         working = dict(row)
         kids = []
@@ -190,8 +241,12 @@ class ActionSetup(Deriver):
                         args.update(trial)
                         fixed = True
                         break
+            if not fixed and action.replace and "new_" in rule.check:
+                fixed = self._choose_replacements(action, world, rng, subject, working, kids, args, tree, want)
             if not fixed and action.kind == "children" and f"{action.entity}." in rule.check:
                 fixed = self._plant_children(action, world, rng, subject, working, kids, args, tree, want)
+            if not fixed and "values(" in rule.check:
+                fixed = self._plant_child_values(action, world, rng, subject, working, kids, args, tree, want, undo)
             if not fixed:
                 for fname, f in se.fields.items():
                     if f.kind in ("key", "ref", "secret") or fname in frozen or f"{subject}.{fname}" not in rule.check:
@@ -210,12 +265,48 @@ class ActionSetup(Deriver):
                 return False
         if action.kind == "transition" and which == "ok" and working[e.fields[action.field or ""].column] == action.to:
             return False
-        if action.kind == "children" and which == "ok" and all(all(k[e.fields[n].column] == v for n, v in action.set.items()) for k in kids):
+        if action.kind == "children" and which == "ok" and action.set and not action.replace and all(
+                all(k[e.fields[n].column] == v for n, v in action.set.items()) for k in kids):
             return False
         _write(world, se, row, working)
         for before, after in zip(originals, kids, strict=True):
             _write(world, e, before, after)
         return True
+
+    def _plant_child_values(self, action: ActionSpec, world: World, rng: random.Random, subject: str, working: dict[str, Any],
+                            kids: list[dict[str, Any]], args: dict[str, Any], tree: Any, want: bool, undo: list[Any]) -> bool:
+        """A rule over the row's children's values (``'shipped' not in values(order_items.status)``): plant a value on
+        one child (to break it), or give every child one value that keeps it. Written at once (the rule reads the world);
+        ``undo`` takes it back if the case cannot be set up."""
+        import ast
+
+        se = self.spec.entities[subject]
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "values" and isinstance(node.args[0], ast.Attribute)):
+                continue
+            plural, fname = getattr(node.args[0].value, "id", ""), node.args[0].attr
+            child = next((n for n, c in self.spec.entities.items() if c.plural == plural), None)
+            if child is None or child == action.entity and action.kind == "children":
+                continue
+            c = self.spec.entities[child]
+            link = next((g for g in c.fields.values() if g.kind == "ref" and g.ref == subject), None)
+            if link is None or c.key is None or fname not in c.fields:
+                continue
+            keycol, column = c.fields[c.key].column, c.fields[fname].column
+            found = rows(world, f'SELECT "{keycol}" AS k, "{column}" AS v FROM "{c.table}" WHERE "{link.column}" = ? ORDER BY "{keycol}"',
+                         working[self.spec.ref_column(link)])
+            if not found:
+                continue
+            targets = [r for r in found] if want else [rng.choice(found)]
+            for value in self._options(world, child, fname, rng):
+                for r in targets:
+                    world.execute(f'UPDATE "{c.table}" SET "{column}" = ? WHERE "{keycol}" = ?', (value, r["k"]))
+                if self._holds(action, world, subject, working, kids, args, tree) == want:
+                    undo += [(c.table, keycol, r["k"], column, r["v"]) for r in targets]
+                    return True
+                for r in targets:
+                    world.execute(f'UPDATE "{c.table}" SET "{column}" = ? WHERE "{keycol}" = ?', (r["v"], r["k"]))
+        return False
 
     def _options(self, world: World, ename: str, fname: str, rng: random.Random) -> list[Any]:
         """Values to plant in a field: a category's values, else values the column already holds elsewhere."""
@@ -226,6 +317,32 @@ class ActionSetup(Deriver):
         rng.shuffle(options)
         return options
 
+    def _choose_replacements(self, action: ActionSpec, world: World, rng: random.Random, subject: str, working: dict[str, Any],
+                             kids: list[dict[str, Any]], args: dict[str, Any], tree: Any, want: bool) -> bool:
+        """Exchange each chosen child for a row that keeps the rule (``want``), or one of them for a row that breaks it."""
+        e = self.spec.entities[action.entity]
+        f = e.fields[action.replace or ""]
+        news = list(args[f"new_{action.replace}s"])
+        scope = self._scope(action, world, subject, working, args)
+        order = list(range(len(kids))) if want else [rng.randrange(len(kids))]
+        for i in order:
+            options = self.replacement_options(action, world, kids[i])
+            rng.shuffle(options)
+            for option in options:
+                trial = {**args, f"new_{action.replace}s": [*news[:i], self.held(f, option), *news[i + 1:]]}
+                if bool(evaluate(tree, self.spec, self.child_scope(action, world, scope, kids[i], trial, i))) == want:
+                    news = trial[f"new_{action.replace}s"]
+                    break
+            else:
+                if want or not options:
+                    return False
+                return False
+        trial = {**args, f"new_{action.replace}s": news}
+        if self._holds(action, world, subject, working, kids, trial, tree) != want:
+            return False
+        args.update(trial)
+        return True
+
     def _plant_children(self, action: ActionSpec, world: World, rng: random.Random, subject: str, working: dict[str, Any],
                         kids: list[dict[str, Any]], args: dict[str, Any], tree: Any, want: bool) -> bool:
         """Make every chosen child pass the rule (``want``), or one of them fail it, by planting a value its column holds."""
@@ -233,14 +350,15 @@ class ActionSetup(Deriver):
         scope = self._scope(action, world, subject, working, args)
         fields = [n for n, f in e.fields.items() if f.kind not in ("key", "ref", "secret") and f"{action.entity}.{n}" in str(
             next(r.check for r, t in self.gen.rules[action.name] if t is tree))]
-        targets = [k for k in kids if not evaluate(tree, self.spec, {**scope, action.entity: Row(self.spec, action.entity, k, world)})] if want \
-            else [rng.choice(kids)]
-        for kid in targets:
+        targets = [i for i, k in enumerate(kids) if not evaluate(tree, self.spec, self.child_scope(action, world, scope, k, args, i))] if want \
+            else [rng.randrange(len(kids))]
+        for i in targets:
+            kid = kids[i]
             done = False
             for n in fields:
                 for value in self._options(world, action.entity, n, rng):
                     trial = {**kid, e.fields[n].column: value}
-                    if bool(evaluate(tree, self.spec, {**scope, action.entity: Row(self.spec, action.entity, trial, world)})) == want:
+                    if bool(evaluate(tree, self.spec, self.child_scope(action, world, scope, trial, args, i))) == want:
                         kid.update(trial)
                         done = True
                         break
@@ -315,6 +433,10 @@ class ActionSetup(Deriver):
         if action.kind == "children":
             keycol = e.fields[e.key or ""].column
             names = [_quoted(e, _title(e, rows(world, f'SELECT * FROM "{e.table}" WHERE "{keycol}" = ?', k)[0]) or "") for k in args[f"{e.key}s"]]
+            if action.replace:  # "“Laptop” for the one with colour: black, storage: 1TB"
+                f = e.fields[action.replace]
+                names = [f"{name} for {self.describe_sibling(world, f, new)}" for name, new in zip(names, args[f"new_{action.replace}s"], strict=True)]
+                return ": " + "; and ".join(names)
             return ": " + (" and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0])
         parts = []
         for n, v in args.items():
@@ -330,6 +452,20 @@ class ActionSetup(Deriver):
             unit = f" {self.spec.currency}" if f.kind == "money" else ""
             parts.append(f"{self.words(action.entity, n)} {v}{unit}")
         return ": " + ", ".join(parts) if parts else ""
+
+    def describe_sibling(self, world: World, f: Any, value: Any) -> str:
+        """How a person names the row an exchange gives: its title, else what sets it apart from its siblings (the
+        options of a variant: ``colour: black, storage: 1TB``)."""
+        target = self.spec.entities[f.ref or ""]
+        found = rows(world, f'SELECT * FROM "{target.table}" WHERE "{self.spec.ref_column(f)}" = ?', value)
+        row = dict(found[0]) if found else {}
+        title = _title(target, row) if row else None
+        if title:
+            return f"the {target.label} {_quoted(target, title)}"
+        for n, g in target.fields.items():
+            if g.kind in ("text", "freetext") and g.visible and row.get(g.column):
+                return f"the {target.label} with {_spoken(str(row[g.column]))}"
+        return f"the {target.label} {value}"
 
     def _done(self, action: ActionSpec, world: World, row: dict[str, Any], args: dict[str, Any]) -> list[Any]:
         """The end state of the completed case: the row (or each chosen child) changed as asked, money where it went."""
@@ -352,10 +488,15 @@ class ActionSetup(Deriver):
             for k in args[f"{e.key}s"]:
                 out += [state(f'SELECT "{e.fields[n].column}" FROM "{e.table}" WHERE "{keycol}" = ?', k, expect=v, weight=2, gate=True,
                               name=f"{e.label} {k} set to {v}") for n, v in action.set.items()]
+            if action.replace:  # each chosen child now refers to the row it was exchanged for
+                f = e.fields[action.replace]
+                out += [state(f'SELECT "{f.column}" FROM "{e.table}" WHERE "{keycol}" = ?', k, expect=new, weight=2, gate=True,
+                              name=f"{e.label} {k} exchanged") for k, new in zip(args[f"{e.key}s"], args[f"new_{action.replace}s"], strict=True)]
             out += [state(f'SELECT "{se.fields[n].column}" FROM "{se.table}" WHERE {where_key}', self.key(subject, row), expect=v, weight=1,
                           gate=True, name=f"{se.label} set to {v}") for n, v in action.parent_set.items()]
             chosen = ", ".join("?" for _ in args[f"{e.key}s"])
-            out.append(state(f'SELECT count(*) FROM "{e.table}" WHERE "{e.fields[action.parent or ""].column}" = ? AND "{keycol}" NOT IN ({chosen}) AND ('
+            if action.set:
+                out.append(state(f'SELECT count(*) FROM "{e.table}" WHERE "{e.fields[action.parent or ""].column}" = ? AND "{keycol}" NOT IN ({chosen}) AND ('
                              + " OR ".join(f'"{e.fields[n].column}" IS NOT ?' for n in action.set) + ")", self.key(subject, row),
                              *args[f"{e.key}s"], *action.set.values(), expect=rows(world, f'SELECT count(*) AS n FROM "{e.table}" WHERE "{e.fields[action.parent or ""].column}" = ? AND "{keycol}" NOT IN ({chosen}) AND ('
                              + " OR ".join(f'"{e.fields[n].column}" IS NOT ?' for n in action.set) + ")", self.key(subject, row),
@@ -405,6 +546,19 @@ class ActionSetup(Deriver):
             before = world.query(sql.replace("count(*)", "count(*) AS n"), tuple(params))[0]["n"]
             out.append(state(sql, *params, expect=before + 1, weight=2, gate=True, name=f"the refund of {self.gen.money_text(money, minor)} recorded"))
         return out
+
+
+def _spoken(text: str) -> str:
+    """A JSON object of options as a person says it (``{"color": "black"}`` → ``color: black``); other text as it is."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(data, dict) and data:
+        return ", ".join(f"{k}: {v}" for k, v in data.items())
+    return text
 
 
 def _write(world: World, entity: Any, before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -58,6 +58,10 @@ class ActionDeriver(ActionSetup):
                 tools[1:1] = [f"search_{self.spec.entities[action.refund.to].plural}", f"get_{action.refund.to}"]
                 if action.refund.record:
                     tools[1:1] = [f"search_{self.spec.entities[action.refund.record].plural}"]
+            if action.replace:
+                target = e.fields[action.replace].ref or ""
+                tools[1:1] = [f"search_{self.spec.entities[target].plural}", f"get_{target}"]
+            tools[-2:-2] = self._rule_reads(action)
             if self.spec.verify is not None and action.requires_verified:
                 tools.insert(0, f"verify_{self.spec.verify.entity}")
             one_sided = "" if (action.rules or action.requires_verified) else _UPDATE_ONE_SIDED
@@ -78,6 +82,18 @@ class ActionDeriver(ActionSetup):
                                         category="multistep", difficulty="hard", tags=["multistep", "action", "generated"],
                                         tools=list(dict.fromkeys(tools)), one_sided=one_sided,
                                         description=f"{action.name} on the latest {se.label} of a named owner: find, decide, act, answer"))
+        return out
+
+    def _rule_reads(self, action: ActionSpec) -> list[str]:
+        """The read tools of every entity the action's rules read (a rule's facts may be read with either)."""
+        import re
+
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join(r.check for r in action.rules)))
+        out: list[str] = []
+        for name, entity in self.spec.entities.items():
+            if entity.key is not None and (name in words or entity.plural in words or f"new_{name}" in words
+                                           or any(f"{w}_id" in self.spec.entities[action.entity].fields and self.spec.entities[action.entity].fields[f"{w}_id"].ref == name for w in words)):
+                out += [f"search_{entity.plural}", f"get_{name}"]
         return out
 
     def _latest(self, world: World, ename: str) -> list[tuple[dict[str, Any], str, list[Any]]]:
@@ -304,8 +320,15 @@ class ActionDeriver(ActionSetup):
         if action.kind != "children":
             return []
         e = self.spec.entities[action.entity]
-        return [read_gate(self.gen, action.entity, list(args[f"{e.key}s"]), [],
-                          f"saw the {self.spec.subject(action).replace('_', ' ')}'s {_label(e.plural)} it acts on")]
+        gates = [read_gate(self.gen, action.entity, list(args[f"{e.key}s"]), [],
+                           f"saw the {self.spec.subject(action).replace('_', ' ')}'s {_label(e.plural)} it acts on")]
+        if action.replace:  # and the rows they are exchanged for (their ids come from a read too)
+            f = e.fields[action.replace]
+            target = self.spec.entities[f.ref or ""]
+            news = list(dict.fromkeys(args[f"new_{action.replace}s"]))
+            if f.to is None:
+                gates.append(read_gate(self.gen, f.ref or "", news, [], f"saw the {_label(target.plural)} they are exchanged for"))
+        return gates
 
     def _deciding_gates(self, action: ActionSpec, subject: str, row: dict[str, Any], args: dict[str, Any], code: str,
                         world: World) -> list[Any]:
@@ -319,10 +342,10 @@ class ActionDeriver(ActionSetup):
             e = self.spec.entities[action.entity]
             keycol = e.fields[e.key or ""].column
             per_child = []
-            for k in args[f"{e.key}s"]:
-                kid = Row(self.spec, action.entity, dict(rows(world, f'SELECT * FROM "{e.table}" WHERE "{keycol}" = ?', k)[0]), world)
-                if not evaluate(tree, self.spec, {**scope, action.entity: kid}):
-                    per_child.append(rule_gates(self.gen, tree, {**scope, action.entity: kid}, what))
+            for i, k in enumerate(args[f"{e.key}s"]):
+                kid = self.child_scope(action, world, scope, dict(rows(world, f'SELECT * FROM "{e.table}" WHERE "{keycol}" = ?', k)[0]), args, i)
+                if not evaluate(tree, self.spec, kid):
+                    per_child.append(rule_gates(self.gen, tree, kid, what))
             gates = []
             for i, gate in enumerate(per_child[0] if per_child else []):  # the same fact of any failing child will do
                 facts = [f for g in per_child if len(g) == len(per_child[0]) for f in g[i].any_of]

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from fixtures.persona import CustomerAnswer, CustomerResponse, Persona, ask, load_persona, propose
 from servers.tools import DomainError, ToolContext
-from toolgym.new.rules import Row, evaluate
+from toolgym.new.rules import Row, evaluate, load_row
 
 if TYPE_CHECKING:
     from toolgym.new.runtime import GeneratedEnvironment
@@ -225,6 +225,11 @@ def action_tool(gen: GeneratedEnvironment, action: ActionSpec) -> Any:
         params.append((subject_entity.key or "", gen.id_type(subject_entity), inspect.Parameter.empty))
         params.append((f"{entity.key}s", Annotated[list[gen.id_type(entity)], Field(min_length=1, max_length=_MAX_CHILDREN,  # type: ignore[misc]
                        description=f"Ids of the {entity.plural.replace('_', ' ')} to act on, each once")], inspect.Parameter.empty))
+        if action.replace:  # an exchange: each chosen child gets another row of what it refers to
+            target = gen.spec.entities[entity.fields[action.replace].ref or ""]
+            params.append((f"new_{action.replace}s", Annotated[list[gen.value_type(entity, action.replace)], Field(  # type: ignore[misc]
+                min_length=1, max_length=_MAX_CHILDREN, description=f"For each id in {entity.key}s, in the same order: the "
+                f"{target.label} it is exchanged for")], inspect.Parameter.empty))
     else:
         params.append((key, gen.id_type(entity), inspect.Parameter.empty))
         if action.kind == "update":
@@ -319,27 +324,88 @@ def _children(gen: GeneratedEnvironment, ctx: ToolContext, action: ActionSpec, s
     chosen = []
     for cid in ids:
         child = gen.row(ctx, action.entity, cid)
-        if str(child[link.column]) != str(subject[se.fields[se.key or ""].column]):
+        if str(child[link.column]) != str(subject[gen.spec.ref_column(link)]):
             raise DomainError(f"{action.entity}_not_in_{subject_name}"[:48], f"{entity.label} {cid!r} does not belong to this {se.label}")
         chosen.append(child)
-    for child in chosen:
-        _check(gen, action, {**scope, action.entity: Row(gen.spec, action.entity, child, ctx.world)})
+    replacements = _replacements(gen, ctx, action, chosen, args)
+    for child, new in zip(chosen, replacements, strict=True):
+        extra = {} if new is None else {f"new_{new.entity}": new}
+        _check(gen, action, {**scope, action.entity: Row(gen.spec, action.entity, child, ctx.world), **extra})
     keycol = entity.fields[entity.key or ""].column
     sets = [(entity.fields[n].column, v) for n, v in action.set.items()]
-    if sets and all(all(c[col] == v for col, v in sets) for c in chosen):
+    if sets and not action.replace and all(all(c[col] == v for col, v in sets) for c in chosen):
         raise DomainError("no_change", f"the {entity.plural.replace('_', ' ')} already have these values; nothing was changed")
-    for child in chosen:
-        if sets:
-            ctx.world.execute(f'UPDATE "{entity.table}" SET ' + ", ".join(f'"{c}" = ?' for c, _ in sets) + f' WHERE "{keycol}" = ?',
-                              (*[v for _, v in sets], child[keycol]))
+    planned = [list(sets) + (_follow(gen, action, new) if new is not None else []) for new in replacements]
+    minor = 0
+    if action.refund is not None:
+        money = entity.fields[action.refund.amount].column
+        if action.replace:  # an exchange settles the difference: what was paid less what the new rows cost
+            minor = sum(int(c[money] or 0) - int(dict(p).get(money, c[money]) or 0) for c, p in zip(chosen, planned, strict=True))
+        else:
+            minor = sum(int(c[money] or 0) for c in chosen)
+        _check_balance(gen, ctx, action, minor, args)
+    for child, changes in zip(chosen, planned, strict=True):
+        if changes:
+            ctx.world.execute(f'UPDATE "{entity.table}" SET ' + ", ".join(f'"{c}" = ?' for c, _ in changes) + f' WHERE "{keycol}" = ?',
+                              (*[v for _, v in changes], child[keycol]))
     if action.parent_set:
         psets = [(se.fields[n].column, v) for n, v in action.parent_set.items()]
         ctx.world.execute(f'UPDATE "{se.table}" SET ' + ", ".join(f'"{c}" = ?' for c, _ in psets) + f' WHERE "{se.fields[se.key or ""].column}" = ?',
                           (*[v for _, v in psets], subject[se.fields[se.key or ""].column]))
-    if action.refund is not None:
-        money = entity.fields[action.refund.amount].column
-        _refund(gen, ctx, action, subject_name, subject, sum(int(c[money] or 0) for c in chosen), args)
+    if action.refund is not None and minor:
+        _refund(gen, ctx, action, subject_name, subject, minor, args)
     return gen.public(subject_name, gen.row(ctx, subject_name, subject[se.fields[se.key or ""].column]), world=ctx.world)
+
+
+def _check_balance(gen: GeneratedEnvironment, ctx: ToolContext, action: ActionSpec, minor: int, args: dict[str, Any]) -> None:
+    """A difference the person owes (an exchange for dearer rows) is taken from the balance named: it must cover it."""
+    r = action.refund
+    if r is None or minor >= 0 or r.balance is None:
+        return
+    to = gen.spec.entities[r.to]
+    balance = gen.row(ctx, r.to, args[f"{r.to}_id"])[to.fields[r.balance].column]
+    if balance is not None and int(balance) + minor < 0:
+        raise DomainError("insufficient_balance", f"the {to.label}'s {r.balance} does not cover the difference of "
+                                                  f"{gen.money_text(to.fields[r.balance], -minor)}")
+
+
+def _replacements(gen: GeneratedEnvironment, ctx: ToolContext, action: ActionSpec, chosen: list[dict[str, Any]],
+                  args: dict[str, Any]) -> list[Row | None]:
+    """For a ``replace`` action, the row each chosen child is exchanged for (in scope as ``new_<entity>``)."""
+    if not action.replace:
+        return [None] * len(chosen)
+    entity = gen.spec.entities[action.entity]
+    f = entity.fields[action.replace]
+    given = args.get(f"new_{action.replace}s") or []
+    if len(given) != len(chosen):
+        raise DomainError("replacements_mismatch", f"give one new_{action.replace} for each id in {entity.key}s, in the same order "
+                                                   f"({len(chosen)} asked, {len(given)} given)")
+    out: list[Row | None] = []
+    for child, value in zip(chosen, given, strict=True):
+        new = load_row(gen.spec, ctx.world, f.ref or "", value, by=f.to)
+        if new is None:
+            target = gen.spec.entities[f.ref or ""]
+            raise DomainError(f"{f.ref}_not_found"[:48], f"no {target.label} with id {value!r}; search_{target.plural} finds them")
+        if str(child[f.column]) == str(value):
+            raise DomainError("no_change", f"{entity.label} {child[entity.fields[entity.key or ''].column]!r} already has that "
+                                           f"{gen.label(entity, action.replace)}; exchange it for another")
+        out.append(new)
+    return out
+
+
+def _follow(gen: GeneratedEnvironment, action: ActionSpec, new: Row) -> list[tuple[str, Any]]:
+    """A child's new reference and the fields it copies from the row referred to (an order item's price and options
+    are the variant's: fields of the same name and kind follow the new row)."""
+    entity = gen.spec.entities[action.entity]
+    f = entity.fields[action.replace or ""]
+    target = gen.spec.entities[new.entity]
+    out = [(f.column, new.data[gen.spec.ref_column(f)])]
+    for n, g in entity.fields.items():
+        other = target.fields.get(n)
+        if n in (action.replace, entity.key, action.parent) or other is None or other.kind != g.kind or other.kind == "key":
+            continue
+        out.append((g.column, new.data[other.column]))
+    return out
 
 
 def next_key(gen: GeneratedEnvironment, ctx: ToolContext, entity: EntitySpec) -> Any:

@@ -35,7 +35,7 @@ _DELIVERED = {"delivered", "completed", "complete", "fulfilled", "received", "bo
 _ISSUED = {"open", "draft", "pending", "unpaid", "issued", "uncollectible", "past_due", "overdue"}
 # which non-terminal values each verb may leave from; a verb not listed leaves from any non-terminal value
 _FROM: dict[str, set[str]] = {
-    "cancel": _EARLY | {"active", "past_due", "confirmed", "approved"},
+    "cancel": _EARLY | {"active", "past_due", "confirmed", "approved", "processing"},  # not yet shipped or done
     "refund": _PAID, "return": _DELIVERED, "void": _ISSUED, "reject": _EARLY | {"in_review", "under_review"},
 }
 _CONTACT = re.compile(r"(email|e_mail|phone|fax|mobile)")
@@ -181,13 +181,14 @@ def _actions(spec: Spec, tables: dict[str, Table]) -> list[ActionSpec]:
                 if not others:
                     continue
                 what = field_label(fname, f)
-                rule = RuleSpec(check=f"{ename}.{fname} in [{', '.join(others)}]", code=f"{ename}_not_{verb}able"[:48],
+                rule = RuleSpec(check=f"{ename}.{fname} in {_listed(others)}", code=f"{ename}_not_{verb}able"[:48],
                                 message=f"{_a(entity.label).capitalize()} can be set to {terminal} only while its {what} is "
                                         f"{' or '.join(others)}.")
                 reason = [n for n, g in entity.fields.items() if g.kind == "text" and "reason" in n][:1]
                 actions.append(ActionSpec(name=f"{verb}_{ename}", kind="transition", entity=ename, field=fname, to=terminal,
                                           fields=reason, description=f"Set {_a(entity.label)}'s {what} to {terminal}.",
-                                          rules=[rule], requires_verified=owned, confirm=owned))
+                                          rules=[rule, *_children_block(spec, ename, fname, verb)], requires_verified=owned,
+                                          confirm=owned))
                 actions += _children_actions(spec, ename, fname, terminal, verb, others, person)
         contact = [n for n, g in entity.fields.items() if g.kind == "text" and (_CONTACT.search(n) or _ADDRESS.search(n)) and n != entity.key]
         if ename == person or (contact and any(_CONTACT.search(n) for n in contact)):
@@ -198,7 +199,7 @@ def _actions(spec: Spec, tables: dict[str, Table]) -> list[ActionSpec]:
         elif owned and ename != person:
             address = [n for n, g in entity.fields.items() if g.kind == "text" and _ADDRESS.search(n)]
             if address:
-                rules = [RuleSpec(check=f"{ename}.{n} in [{', '.join(early[n])}]", code=f"{ename}_not_changeable"[:48],
+                rules = [RuleSpec(check=f"{ename}.{n} in {_listed(early[n])}", code=f"{ename}_not_changeable"[:48],
                                   message=f"{_a(entity.label).capitalize()}'s address changes only while its "
                                           f"{field_label(n, entity.fields[n])} is {' or '.join(early[n])}.")
                          for n, _ in statuses if early[n]][:1]
@@ -206,7 +207,96 @@ def _actions(spec: Spec, tables: dict[str, Table]) -> list[ActionSpec]:
                                           description=f"Change the address of {_a(entity.label)}.", rules=rules,
                                           requires_verified=True, confirm=True))
         actions += _bounded_updates(spec, ename, tables[ename], person)
-    return actions
+        for fname, f in statuses[:1]:
+            actions += _exchanges(spec, ename, fname, tables, person)
+    unique: dict[str, ActionSpec] = {}
+    for a in actions:  # two parents' children can give one name: the first is kept
+        unique.setdefault(a.name, a)
+    return list(unique.values())
+
+
+def _listed(values: list[str]) -> str:
+    """A rule's list of text values: bare words where they are names, quoted otherwise (``[pending, 'on hold']``)."""
+    return "[" + ", ".join(v if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v) and not keyword.iskeyword(v) else repr(v) for v in values) + "]"
+
+
+def _children_block(spec: Spec, ename: str, fname: str, verb: str) -> list[RuleSpec]:
+    """What a row's children's states say about its own transition: an order cannot be cancelled while one of its items
+    is already past the states a cancellation may leave (shipped, delivered) — one rule per child entity that has the
+    same status field."""
+    out = []
+    entity = spec.entities[ename]
+    for cname, child in spec.entities.items():
+        link = [n for n, g in child.fields.items() if g.kind == "ref" and g.ref == ename]
+        status = child.fields.get(fname)
+        if cname == ename or len(link) != 1 or status is None or status.kind != "category" or not status.values:
+            continue
+        allowed = sources_for(verb, status.values)
+        blocked = [v for v in status.values if v not in allowed and v.lower() not in TERMINAL]
+        if not allowed or not blocked:
+            continue
+        check = " and ".join(f"{v!r} not in values({child.plural}.{fname})" for v in blocked)
+        out.append(RuleSpec(check=check, code=f"{cname}_blocks_{verb}"[:48],
+                            message=f"{_a(entity.label).capitalize()} with {child.plural.replace('_', ' ')} that are "
+                                    f"{' or '.join(blocked)} cannot be {_VERBED.get(verb, verb + 'ed')}."))
+    return out
+
+
+_VERBED = {"cancel": "cancelled", "close": "closed", "deactivate": "deactivated", "archive": "archived", "void": "voided",
+           "reject": "rejected", "refund": "refunded", "suspend": "suspended", "block": "blocked", "freeze": "frozen",
+           "release": "released", "resolve": "resolved", "return": "returned", "delete": "deleted", "disable": "disabled",
+           "withdraw": "withdrawn", "expire": "expired", "retire": "retired", "discontinue": "discontinued"}
+
+
+_AVAILABLE = re.compile(r"^(available|in_stock|stock|quantity_available|on_hand|inventory)$")
+
+
+def _exchanges(spec: Spec, ename: str, fname: str, tables: dict[str, Table], person: str | None) -> list[ActionSpec]:
+    """Exchanges of a row's children for siblings of what they refer to (an order item for another variant of the same
+    product): while the row is early (``modify_``: a pending order's items) and once it is delivered (``exchange_``).
+    The new row must share the old one's group and, where the data says so, be available."""
+    entity = spec.entities[ename]
+    status = entity.fields[fname]
+    out = []
+    owned = person is not None and _owner_path(spec, ename, person)
+    for cname, child in spec.entities.items():
+        link = next((n for n, g in child.fields.items() if g.kind == "ref" and g.ref == ename), None)
+        if link is None or cname == ename or child.key is None or tables[cname].rows < 20:
+            continue
+        for rname, r in child.fields.items():
+            variant = spec.entities.get(r.ref or "")
+            if r.kind != "ref" or rname == link or variant is None or variant.key is None or r.to is not None:
+                continue
+            priced = {n for n, g in child.fields.items() if g.kind == "money"} & {n for n, g in variant.fields.items() if g.kind == "money"}
+            if not priced:
+                continue  # a line of a catalogue row carries its price (order_items.price is the variant's price)
+            group = next((n for n, g in variant.fields.items() if g.kind == "ref" and g.ref not in (ename, cname, r.ref)), None)
+            product = spec.entities.get(variant.fields[group].ref or "") if group else None
+            if group is None or product is None or tables[r.ref or ""].rows < 2 * max(1, tables[variant.fields[group].ref or ""].rows):
+                continue  # fewer than two rows per group on average: nothing to exchange for
+            if any(g.kind == "date" for g in variant.fields.values()) or not (product.title or product.natural_key):
+                continue  # a catalogue row (a variant of a named product) has no date; an invoice or a payment does
+            vname = r.ref or ""
+            rules = [RuleSpec(check=f"new_{vname}.{group} == {cname}.{rname}.{group}", code=f"not_same_{group.removesuffix('_id')}"[:48],
+                              message=f"{_a(child.label).capitalize()} is exchanged only for another {variant.label} of the same "
+                                      f"{product.label}.")]
+            stock = next((n for n, g in variant.fields.items() if g.kind == "integer" and _AVAILABLE.search(n)), None)
+            if stock is not None:
+                rules.append(RuleSpec(check=f"new_{vname}.{stock} > 0", code=f"{vname}_not_available"[:48],
+                                      message=f"The new {variant.label} must be available."))
+            for verb, states in (("modify", [v for v in status.values if _norm(v) in _EARLY]),
+                                 ("exchange", [v for v in status.values if _norm(v) in _DELIVERED - {"open", "out", "lost"}])):
+                if not states:
+                    continue
+                when = RuleSpec(check=f"{ename}.{fname} in {_listed(states)}", code=f"{ename}_not_{verb.removesuffix('y') + 'i' if verb.endswith('y') else verb}able"[:48],
+                                message=f"{_a(entity.label).capitalize()}'s {child.plural.replace('_', ' ')} are "
+                                        f"{'modified' if verb == 'modify' else 'exchanged'} only while it is {' or '.join(states)}.")
+                out.append(ActionSpec(name=f"{verb}_{child.plural}"[:48], kind="children", entity=cname, parent=link, replace=rname,
+                                      rules=[when, *rules], requires_verified=owned, confirm=owned,
+                                      description=f"Exchange some of {_a(entity.label)}'s {child.plural.replace('_', ' ')} for another "
+                                                  f"{variant.label} of the same {product.label}."))
+            break
+    return out
 
 
 def _children_actions(spec: Spec, ename: str, fname: str, terminal: str, verb: str, others: list[str],
@@ -224,9 +314,9 @@ def _children_actions(spec: Spec, ename: str, fname: str, terminal: str, verb: s
             continue
         owned = person is not None and _owner_path(spec, ename, person)
         parent = spec.entities[ename]
-        rules = [RuleSpec(check=f"{cname}.{fname} in [{', '.join(sources)}]", code=f"{cname}_not_{verb}able"[:48],
+        rules = [RuleSpec(check=f"{cname}.{fname} in {_listed(sources)}", code=f"{cname}_not_{verb}able"[:48],
                           message=f"Each {child.label} must be {' or '.join(sources)}."),
-                 RuleSpec(check=f"{ename}.{fname} in [{', '.join(others)}]", code=f"{ename}_not_{verb}able"[:48],
+                 RuleSpec(check=f"{ename}.{fname} in {_listed(others)}", code=f"{ename}_not_{verb}able"[:48],
                           message=f"{_a(parent.label).capitalize()}'s {child.plural.replace('_', ' ')} change only while it is "
                                   f"{' or '.join(others)}.")]
         out.append(ActionSpec(name=f"{verb}_{child.plural}"[:48], kind="children", entity=cname, parent=link,

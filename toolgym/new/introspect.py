@@ -432,6 +432,8 @@ def _read(path: str | Path, conn: sqlite3.Connection) -> Source:
 
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_RESERVED = ("persona",)
+"""Tables a generated world adds (fixtures/persona.py): a source table of that name is renamed (``persona_2``)."""
 
 
 def _safe(name: str, taken: set[str]) -> str:
@@ -447,7 +449,7 @@ def _safe(name: str, taken: set[str]) -> str:
 def _fixture_names(tables: list[Table]) -> None:
     """Give tables and columns whose names are not plain identifiers (``"wait list"``, ``"O'Neil"``) fixture names
     in snake_case; the source is still read under the old ones (:meth:`Table.select`)."""
-    taken: set[str] = set()
+    taken: set[str] = set(_RESERVED)  # the kit's own tables in a world (a persona, verifications) are never a source's
     renamed: dict[str, str] = {}
     columns: dict[tuple[str, str], str] = {}
     for t in tables:

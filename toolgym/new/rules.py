@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from fixtures.world import World
     from toolgym.new.spec import ActionSpec, FieldSpec, Spec
 
-__all__ = ["parse_rule", "check_rules", "Row", "evaluate", "action_names", "compare_bound"]
+__all__ = ["parse_rule", "check_rules", "Row", "evaluate", "action_names", "replacement_names", "compare_bound"]
 
 _CMP = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
         ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
@@ -62,7 +62,16 @@ def action_names(spec: Spec, action: ActionSpec) -> dict[str, str]:
     if action.refund is not None:  # the row refunded to, and its id as given
         names[action.refund.to] = "row"
         names[f"{action.refund.to}_id"] = "arg"
+    names.update({n: "row" for n in replacement_names(spec, action)})
     return names
+
+
+def replacement_names(spec: Spec, action: ActionSpec) -> dict[str, str]:
+    """A ``replace`` action's name for the row each chosen child gets instead (``new_variant``) → its entity."""
+    if action.kind != "children" or not action.replace:
+        return {}
+    target = spec.entities[action.entity].fields[action.replace].ref or ""
+    return {f"new_{target}": target}
 
 
 def check_rules(spec: Spec, path: Path | str) -> None:
@@ -130,6 +139,8 @@ def _check_path(spec: Spec, node: ast.Attribute, known: dict[str, str], plurals:
     if known.get(cur.id) != "row":
         raise NewError(f"{where}: {cur.id!r} has no fields; fields are read from {', '.join(n for n, k in known.items() if k == 'row')}")
     entity, path = cur.id, cur.id
+    for action in spec.actions:  # the replacement row of a replace action is named new_<entity>
+        entity = replacement_names(spec, action).get(cur.id, entity)
     for i, part in enumerate(parts):
         e = spec.entities[entity]
         f = e.fields.get(part)

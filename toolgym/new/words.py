@@ -61,4 +61,6 @@ def label(name: str) -> str:
     for i in range(len(out) - 1):  # nameFirst, name_last: "first name", "last name"
         if out[i] == "name" and out[i + 1] in ("first", "last", "given", "family", "middle", "full"):
             out[i], out[i + 1] = out[i + 1], out[i]
+    if len(out) > 1 and out[-1] in ("minor", "cents", "pence"):  # price_minor is the price (in minor units)
+        out.pop()
     return " ".join(out + tail) or name
