@@ -18,7 +18,8 @@ from fixtures.world import World
 from graders.criteria import state
 from graders.setup import pick, rows
 from toolgym.new.rules import Row, compare_bound, evaluate
-from toolgym.new.templates import Deriver, _label, _quoted, _title
+from toolgym.new.chains import ChainDeriver
+from toolgym.new.templates import _label, _quoted, _title
 
 if TYPE_CHECKING:
     from toolgym.new.spec import ActionSpec
@@ -29,7 +30,7 @@ _REASONS = ("changed my mind", "found it cheaper elsewhere", "it arrived too lat
 """Reasons people give that a rule listing its accepted reasons may not accept."""
 
 
-class ActionSetup(Deriver):
+class ActionSetup(ChainDeriver):
     """Arguments, case set-up, wording and end state of action templates (see the module docstring)."""
 
     def children_of(self, action: ActionSpec, world: World, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -124,6 +125,8 @@ class ActionSetup(Deriver):
                                                                              "IS NOT NULL ORDER BY random() LIMIT 1")[0]["v"])
             spread = max(1, abs(base) // 4)
             value = min(max(base + rng.randint(-spread, spread), max(int(lo), 1)), int(hi))
+            if current is not None and value == int(current):  # a change, near the row's own: below it when the data has no room above
+                value = base + rng.randint(1, spread) if base + spread <= int(hi) else max(1, base - rng.randint(1, spread))
             if f.kind == "money":
                 return str(Decimal(value).scaleb(-f.scale).quantize(Decimal(1).scaleb(-f.scale)))
             return value

@@ -28,6 +28,7 @@ from toolgym.new.oracle_reads import fit_reads
 from toolgym.new.reword import compose, fill
 from toolgym.new.rules import Row, compare_bound, evaluate
 from toolgym.new.action_setup import ActionSetup
+from toolgym.new.chains import order_field
 from toolgym.new.templates import _OPENERS, _UPDATE_ONE_SIDED, _label, _order, _quoted, _title
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class ActionDeriver(ActionSetup):
                                         tools=list(dict.fromkeys(asked)), one_sided=one_sided,
                                         description=f"{action.name} for the person on the line: ask who they are and what they "
                                                     "mean, verify, decide by the rules, confirm with them, act, answer"))
-            if any(f.kind == "date" for f in se.fields.values()):
+            if order_field(se) is not None:
                 out.append(TaskTemplate(self._action(action, subject or "", latest=True), id=f"latest_{action.name}"[:80],
                                         category="multistep", difficulty="hard", tags=["multistep", "action", "generated"],
                                         tools=list(dict.fromkeys(tools)), one_sided=one_sided,
@@ -101,29 +102,14 @@ class ActionDeriver(ActionSetup):
         return self.memo(world, ("latest", ename), lambda: self._latest_rows(world, ename))
 
     def _latest_rows(self, world: World, ename: str) -> list[tuple[dict[str, Any], str, list[Any]]]:
+        """The latest row of each named parent (through the first reference that gives twenty), described that way."""
         e = self.spec.entities[ename]
-        dates = [n for n, g in e.fields.items() if g.kind == "date" and g.visible]
         for fname, f in e.fields.items():
-            if f.kind != "ref" or not f.visible or not dates or f.ref == ename:
+            if f.kind != "ref" or not f.visible or f.ref == ename:
                 continue
             parent = self.spec.entities[f.ref or ""]
-            pnamed = {self.key(f.ref or "", r): r for r in self.named_rows(world, f.ref or "")}
-            if len(pnamed) < 10:
-                continue
-            d = e.fields[dates[0]]
-            by_parent: dict[Any, list[dict[str, Any]]] = {}
-            for r in rows(world, f'SELECT * FROM "{e.table}" WHERE "{d.column}" IS NOT NULL ORDER BY "{e.fields[e.key or ""].column}"'):
-                if r[f.column] in pnamed:
-                    by_parent.setdefault(r[f.column], []).append(r)
-            out = []
-            for pkey, group in by_parent.items():
-                top = max(str(r[d.column]) for r in group)
-                latest = [r for r in group if str(r[d.column]) == top]
-                if len(latest) != 1 or len(group) < 2:
-                    continue
-                owner = pnamed[pkey]
-                desc = f"the latest {e.label} of {parent.label} {_quoted(parent, _title(parent, owner) or '')}"
-                out.append((latest[0], desc, [*self.find(f.ref or "", owner), optional_call(f"search_{e.plural}", **{fname: pkey})]))
+            out = [(child, f"the latest {e.label} of {parent.label} {_quoted(parent, _title(parent, owner) or '')}",
+                    self.latest_finds(ename, fname, owner)) for child, owner in self.latest_children(world, ename, fname)]
             if len(out) >= 20:
                 return out
         return []
@@ -145,7 +131,7 @@ class ActionDeriver(ActionSetup):
             pnamed = {self.key(f.ref or "", r): r for r in self.named_rows(world, f.ref or "")}
             if not pnamed:
                 continue
-            dates = [n for n, g in e.fields.items() if g.kind == "date"][:1]
+            dates = [n for n, g in e.fields.items() if g.kind == "date"][:1] or [n for n in [order_field(e)] if n]  # a date, else a year
             monies = [n for n, g in e.fields.items() if g.kind == "money"][:1]
             all_rows = rows(world, f'SELECT * FROM "{e.table}" ORDER BY "{e.fields[e.key or ""].column}"')
             seen: dict[tuple[Any, ...], int] = {}
@@ -157,7 +143,8 @@ class ActionDeriver(ActionSetup):
                 sig = (r[f.column], *(str(r[e.fields[n].column]) for n in dates + monies))
                 if owner is None or seen[sig] != 1 or not (dates or monies):
                     continue
-                bits = [f"dated {str(r[e.fields[d].column])[:10]}" for d in dates] + [
+                bits = [f"dated {str(r[e.fields[d].column])[:10]}" if e.fields[d].kind == "date" else f"of {r[e.fields[d].column]}"
+                        for d in dates] + [
                     f"for {self.shown(ename, m, r)} {self.spec.currency}" for m in monies if self.shown(ename, m, r)]
                 desc = f"the {e.label} of {parent.label} {_quoted(parent, _title(parent, owner) or '')} " + " ".join(bits)
                 finds = [*self.find(f.ref or "", owner), optional_call(f"search_{e.plural}", **{fname: r[f.column]})]
@@ -181,7 +168,7 @@ class ActionDeriver(ActionSetup):
             candidates = self._latest(world, subject) if latest else self._describable(world, subject)
             if verify is not None:  # only rows whose person has the details to verify (filtered before the seed's order)
                 candidates = self.memo(world, ("verifiable", subject, latest), lambda: self._one_per_owner(world, subject, candidates))
-            dates = tuple(n for n, g in se.fields.items() if g.kind == "date")  # the order "latest" is read in: never planted
+            dates = tuple(n for n, g in se.fields.items() if g.kind == "date" or n == order_field(se))  # "latest" is read in this order: never planted
             if len(candidates) < 20:  # fewer would repeat subjects over 20 seeds: another seed's oracle is paid on them
                 raise TaskError(f"fewer than 20 {se.plural} a person could describe")
             walk = _stride(_order(world, rng, len(candidates)))

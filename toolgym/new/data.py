@@ -46,14 +46,22 @@ def fixture_ddl(source: Source) -> str:
             lines.append(f'PRIMARY KEY ("{t.key[0]}")')
         elif t.key:
             lines.append("UNIQUE (" + ", ".join(f'"{k}"' for k in t.key) + ")")
-        for c in t.columns:
-            if c.kind == "ref":
+        for c in t.columns:  # SQLite needs the parent column to be its key or unique: a reference to a plain column is the spec's
+            if c.kind == "ref" and _parent_key(source, c):
                 lines.append(f'FOREIGN KEY ("{c.name}") REFERENCES "{c.ref_table}"("{c.ref_column}")')
         parts.append(f'CREATE TABLE "{t.name}" (\n    ' + ",\n    ".join(lines) + "\n);")
         for c in t.columns:
             if c.kind == "ref":
                 parts.append(f'CREATE INDEX "ix_{t.name}_{c.name}" ON "{t.name}"("{c.name}");')
     return "\n".join(parts) + "\n"
+
+
+def _parent_key(source: Source, col: Column) -> bool:
+    """Whether ``col`` refers to its table's single key or a unique column (what a FOREIGN KEY clause may name)."""
+    target = next((t for t in source.tables if t.name == col.ref_table), None)
+    if target is None:
+        return False
+    return target.key == [col.ref_column] or any(c.name == col.ref_column and c.unique for c in target.columns)
 
 
 def _convert(col: Column, value: Any) -> Any:

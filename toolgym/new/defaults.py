@@ -87,7 +87,7 @@ def _title(fields: dict[str, FieldSpec]) -> list[str]:
     return [n for n in texts if n.endswith("name")][:1]
 
 
-def _fields(table: Table, by_table: dict[str, str]) -> dict[str, FieldSpec]:
+def _fields(table: Table, by_table: dict[str, str], source: Source | None = None) -> dict[str, FieldSpec]:
     fields: dict[str, FieldSpec] = {}
     if len(table.key) != 1:
         fields["row_id"] = FieldSpec(column="row_id", kind="key", label="row ID")
@@ -98,8 +98,13 @@ def _fields(table: Table, by_table: dict[str, str]) -> dict[str, FieldSpec]:
             if col.kind == "money" and col.minor and fname.endswith(suffix) and fname[: -len(suffix)] not in fields:
                 fname = fname[: -len(suffix)]
         kind = col.kind if not (col.kind == "key" and len(table.key) != 1) else ("integer" if "INT" in col.declared else "text")
+        to = None
+        if col.kind == "ref" and source is not None:  # a reference to a column other than the table's key (a code, a name)
+            target = next((t for t in source.tables if t.name == col.ref_table), None)
+            if target is not None and target.key != [col.ref_column] and col.ref_column:
+                to = col.ref_column  # a column for now: default_spec names the field once every entity exists
         fields[fname] = FieldSpec(column=col.name, kind=kind, ref=by_table.get(col.ref_table or ""),  # type: ignore[arg-type]
-                                  values=col.values, scale=col.scale, visible=col.kind != "secret")
+                                  values=col.values, scale=col.scale, visible=col.kind != "secret", to=to)
     return fields
 
 
@@ -115,7 +120,7 @@ def default_spec(source: Source, name: str) -> Spec:
     for table in source.tables:
         ename = by_table[table.name]
         tables[ename] = table
-        fields = _fields(table, by_table)
+        fields = _fields(table, by_table, source)
         key = snake(table.key[0]) if len(table.key) == 1 else "row_id"
         uniques = [snake(c.name) for c in table.columns if c.unique and c.kind == "text" and c.name not in table.key]
         preferred = sorted([u for u in uniques if re.search(r"(email|code|sku|number|name|title|slug|username|reference)", u)],
@@ -123,16 +128,45 @@ def default_spec(source: Source, name: str) -> Spec:
                                                                        "username", "title", "name", "")) if w in u))
         codes = [snake(c.name) for c in table.columns if c.code and (c.kind == "key" and len(table.key) == 1 or c.unique and c.kind != "ref")]
         natural = (preferred or codes or uniques or [None])[0]
-        title = _title(fields)
+        title = _season_title(source, table, fields, _title(fields))
         currency = "currency" if "currency" in fields and fields["currency"].kind in ("category", "text") else None
         plural = snake(table.name) if snake(table.name) != ename else _plural(ename)
-        entities[ename] = EntitySpec(table=table.name, plural=plural, label=ename.replace("_", " "), key=key,
+        label = ename.replace("_", " ") + (" record" if ename in fields else "")  # a salary's salary: a salary record's
+        entities[ename] = EntitySpec(table=table.name, plural=plural, label=label, key=key,
                                      natural_key=natural, title=title, currency=currency, fields=fields)
+    for e in entities.values():  # a reference to a non-key column names the field holding it
+        for f in e.fields.values():
+            if f.kind == "ref" and f.to is not None:
+                target = entities[f.ref or ""]
+                f.to = next((n for n, g in target.fields.items() if g.column == f.to), None)
+                if f.to == target.key:
+                    f.to = None
     verify = _verify(entities)
     spec = Spec(name=name, description=f"Generated from {source.path.name}", entities=entities, verify=verify)
     actions = _actions(spec, tables)
     used = [a for a in actions if a.requires_verified]
     return Spec(name=name, description=spec.description, entities=entities, actions=actions, verify=verify if used else None)
+
+
+_YEAR = re.compile(r"^(year|year_id|yearid|season|yr)$")
+
+
+def _season_title(source: Source, table: Table, fields: dict[str, FieldSpec], title: list[str]) -> list[str]:
+    """A name that repeats year after year (a team's name in every season it played) names a row with its year in front
+    (``2004 Boston Red Sox``) when the two together are unique; otherwise the title as it is."""
+    year = next((n for n, f in fields.items() if f.kind == "integer" and _YEAR.match(n)), None)
+    if not title or year is None or table.rows < 2 or any(n not in fields for n in title):
+        return title
+    cols = [fields[n].column for n in title]
+    src = {c.name: c.source or c.name for c in table.columns}
+    names = ", ".join(f'"{src.get(c, c)}"' for c in cols)
+    name = table.source or table.name
+    repeated = source.conn.execute(f'SELECT count(*) FROM (SELECT 1 FROM "{name}" GROUP BY {names} HAVING count(*) > 1)').fetchone()[0]
+    if not repeated:
+        return title
+    with_year = f'"{src.get(fields[year].column, fields[year].column)}", {names}'
+    clashes = source.conn.execute(f'SELECT count(*) FROM (SELECT 1 FROM "{name}" GROUP BY {with_year} HAVING count(*) > 1)').fetchone()[0]
+    return [year, *title] if clashes * 20 < table.rows else title
 
 
 def _verify(entities: dict[str, EntitySpec]) -> VerifySpec | None:
@@ -329,6 +363,11 @@ _NOT_EDITED = re.compile(r"(year|month|day|hour|minute|_id$|^id$|count|number|se
                         r"death|lat|lon|tz|^g$|^w$|^l$|engines)")
 
 
+_MEASURE = re.compile(r"(price|cost|fee|amount|salary|balance|weight|height|seats|capacity|stock|quantity|attendance|duration|"
+                      r"air_time|length|size|votes|limit|budget|speed|alt$|altitude|elevation|ballots|points|score)")
+"""Numbers a records desk corrects (ranked before other numbers when choosing what an update may change)."""
+
+
 def _bounded_updates(spec: Spec, ename: str, table: Table, person: str | None) -> list[ActionSpec]:
     """Updates of a named row's numbers (a price, a seat count) within the range the data shows: the rule states the
     largest value on record, and a request above it is refused. Money first; at most two per entity."""
@@ -336,7 +375,10 @@ def _bounded_updates(spec: Spec, ename: str, table: Table, person: str | None) -
 
     entity = spec.entities[ename]
     owned = person is not None and _owner_path(spec, ename, person)
-    if not (entity.title or entity.natural_key) or table.rows < 40 or owned:
+    # a row people name, or one found as the latest child of a named row (a player's latest salary)
+    ordered = any(f.kind == "date" or f.kind == "integer" and _YEAR.match(n) for n, f in entity.fields.items()) and any(
+        f.kind == "ref" and (spec.entities[f.ref or ""].title or spec.entities[f.ref or ""].natural_key) for f in entity.fields.values())
+    if not (entity.title or entity.natural_key or ordered) or table.rows < 40 or owned:
         return []
     numbers = []
     for n, f in entity.fields.items():
@@ -345,9 +387,13 @@ def _bounded_updates(spec: Spec, ename: str, table: Table, person: str | None) -
             continue
         if _NOT_EDITED.search(n) or col.low == col.high or (isinstance(col.low, int) and col.low < 0):
             continue
-        numbers.append((f.kind != "money", n, f, col))
+        if "time" in n and _MEASURE.search(n) is None and isinstance(col.high, int) and col.high <= 2400:
+            continue  # a clock time written hhmm (dep_time 517), not a quantity
+        if f.kind == "integer" and _MEASURE.search(n) is None and isinstance(col.high, int) and col.high - int(col.low or 0) < 10:
+            continue  # a game number, a flag, an ordinal: not a quantity a desk corrects
+        numbers.append((f.kind != "money", _MEASURE.search(n) is None, n, f, col))
     out = []
-    for _, n, f, col in sorted(numbers, key=lambda x: x[0])[:2]:
+    for _, _, n, f, col in sorted(numbers, key=lambda x: x[:2])[:2]:
         if f.kind == "money":
             unit = Decimal(1).scaleb(-f.scale)
             top = Decimal(int(col.high)).scaleb(-f.scale) if col.minor else Decimal(str(col.high))

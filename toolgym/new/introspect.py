@@ -113,8 +113,16 @@ def snake(name: str) -> str:
     return text
 
 
+_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman", "mice": "mouse", "geese": "goose",
+              "series": "series", "species": "species", "data": "data", "media": "media", "analyses": "analysis",
+              "indices": "index", "statuses": "status", "addresses": "address", "news": "news"}
+
+
 def singular(word: str) -> str:
-    """A table name's singular (``customers`` → ``customer``, ``categories`` → ``category``)."""
+    """A table name's singular (``customers`` → ``customer``, ``categories`` → ``category``, ``people`` → ``person``)."""
+    for plural, one in _IRREGULAR.items():
+        if word == plural or word.endswith("_" + plural):
+            return word[: len(word) - len(plural)] + one
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "shes", "ches", "xes")):
@@ -407,9 +415,11 @@ def _read(path: str | Path, conn: sqlite3.Connection) -> Source:
         for fk in conn.execute(f'PRAGMA foreign_key_list("{name}")').fetchall():
             target = fk["table"]
             tcol = fk["to"]
-            if tcol is None:
+            if tcol is None:  # REFERENCES t: its primary key; a table keyed by several columns (or none) cannot be named so
                 tkey = [r["name"] for r in conn.execute(f'PRAGMA table_info("{target}")') if r["pk"] > 0]
-                tcol = tkey[0] if len(tkey) == 1 else "id"
+                if len(tkey) != 1:
+                    continue
+                tcol = tkey[0]
             fks[fk["from"]] = (target, tcol)
         count = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
         columns = [_describe_column(conn, name, r, fks, key, count) for r in info]

@@ -265,7 +265,7 @@ class GeneratedEnvironment:
         quoted = [entity.fields[n].column for n in (entity.key, entity.natural_key) if n and entity.fields[n].kind in ("key", "text")
                   and not self.is_int(entity, entity.fields[n])]
         text_cols = list(dict.fromkeys([*quoted, *[f.column for n, f in entity.fields.items()
-                                                   if f.visible and f.kind in ("text", "freetext", "category")]]))
+                                                   if f.visible and (f.kind in ("text", "freetext", "category") or n in entity.title)]]))
         key_order = f'"{entity.fields[entity.key].column}"' if entity.key else "rowid"
         monies = [n for n in self.summary_fields(entity) if entity.fields[n].kind == "money"]
         summary = self.summaries[ename]

@@ -461,7 +461,7 @@ def derive_templates(gen: GeneratedEnvironment, wordings: dict[str, str] | None 
     from toolgym.new.action_templates import ActionDeriver
 
     d = ActionDeriver(gen, wordings)
-    found = [*d.lookups(), *d.joins(), *d.aggregates(), *d.actions()]
+    found = [*d.lookups(), *d.joins(), *d.aggregates(), *d.latest_reads(), *d.actions()]
     unique: dict[str, TaskTemplate] = {}
     for t in found:
         unique.setdefault(t.id, t)

@@ -25,7 +25,10 @@ _WORDS = {
     "ha": "hits allowed", "era": "ERA", "ipouts": "outs pitched", "yr": "year", "mo": "month", "dt": "date", "ts": "timestamp",
     "url": "URL", "sku": "SKU", "vat": "VAT", "iban": "IBAN", "iso": "ISO", "utc": "UTC", "gp": "games played",
     "plyr": "player", "div": "division", "ws": "World Series", "wc": "wild card", "cnt": "count", "ref": "reference",
-    "postcode": "postcode", "zip": "zip code", "info": "information", "fk": "reference",
+    "postcode": "postcode", "zip": "zip code", "info": "information", "fk": "reference", "ghome": "home games",
+    "lgid": "league", "divid": "division", "sho": "shutouts", "sv": "saves", "cg": "complete games", "dp": "double plays",
+    "fp": "fielding percentage", "er": "earned runs", "ra": "runs allowed", "ab": "at bats", "bb": "walks", "so": "strikeouts",
+    "sb": "stolen bases", "cs": "caught stealing", "hbp": "hit by pitch", "sf": "sacrifice flies", "hr": "home runs",
 }
 _VOWELS = set("aeiouy")
 
