@@ -60,4 +60,4 @@ def run(args: argparse.Namespace) -> int:
     print(report.summary())
     print(f"next: pip install -e {report.project}   then   toolgym check {args.name} --seeds 20   and   toolgym run {args.name} --agent oracle")
     print(f"  (or without installing: cd {report.project} && toolgym check {report.package}:environment)")
-    return 0 if report.kept else 1
+    return 0  # nothing kept is a NewError: one line, exit 2 (toolgym.new.build.nothing_kept)

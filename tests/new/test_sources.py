@@ -115,7 +115,8 @@ def test_regenerate_keeps_hand_written_files(tmp_path: Path) -> None:
     ({"actions": [{"name": "x", "kind": "update", "entity": "track", "fields": ["unit_price"],
                    "rules": [{"check": "album.title == 'x'", "code": "c_x", "message": "m"}]}]}, "unknown name 'album'"),
     ({"actions": [{"name": "x", "kind": "transition", "entity": "track"}]}, "needs 'field'"),
-    ({"actions": [{"name": "x", "kind": "update", "entity": "track", "fields": ["name"], "requires_verified": True}]}, "needs a top-level 'verify'"),
+    ({"actions": [{"name": "x", "kind": "update", "entity": "track", "fields": ["name"], "requires_verified": True}], "verify": None},
+     "needs a top-level 'verify'"),
     ({"entities": {}}, "unknown entity"),
     ({"verify": {"entity": "customer", "fields": ["shoe_size"]}}, "has no field 'shoe_size'"),
 ])

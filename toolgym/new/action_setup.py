@@ -124,7 +124,8 @@ class ActionSetup(ChainDeriver):
             base = int(current) if current is not None else int(rows(world, f'SELECT "{f.column}" AS v FROM "{e.table}" WHERE "{f.column}" '
                                                                              "IS NOT NULL ORDER BY random() LIMIT 1")[0]["v"])
             spread = max(1, abs(base) // 4)
-            value = min(max(base + rng.randint(-spread, spread), max(int(lo), 1)), int(hi))
+            floor = int(lo) if int(lo) < 0 else max(int(lo), 1)  # below zero only where the data goes there (an altitude)
+            value = min(max(base + rng.randint(-spread, spread), floor), int(hi))
             if current is not None and value == int(current):  # a change, near the row's own: below it when the data has no room above
                 value = base + rng.randint(1, spread) if base + spread <= int(hi) else max(1, base - rng.randint(1, spread))
             if f.kind == "money":

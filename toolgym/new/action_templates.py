@@ -29,7 +29,7 @@ from toolgym.new.reword import compose, fill
 from toolgym.new.rules import Row, compare_bound, evaluate
 from toolgym.new.action_setup import ActionSetup
 from toolgym.new.chains import order_field
-from toolgym.new.templates import _OPENERS, _UPDATE_ONE_SIDED, _label, _order, _quoted, _title
+from toolgym.new.templates import _OPENERS, _UPDATE_ONE_SIDED, _label, _moment, _order, _quoted, _title
 
 if TYPE_CHECKING:
     from toolgym.new.spec import ActionSpec
@@ -133,22 +133,25 @@ class ActionDeriver(ActionSetup):
                 continue
             dates = [n for n, g in e.fields.items() if g.kind == "date"][:1] or [n for n in [order_field(e)] if n]  # a date, else a year
             monies = [n for n, g in e.fields.items() if g.kind == "money"][:1]
-            all_rows = rows(world, f'SELECT * FROM "{e.table}" ORDER BY "{e.fields[e.key or ""].column}"')
-            seen: dict[tuple[Any, ...], int] = {}
-            for r in all_rows:
-                sig = (r[f.column], *(str(r[e.fields[n].column]) for n in dates + monies))
-                seen[sig] = seen.get(sig, 0) + 1
-            for r in all_rows:
+            if not (dates or monies):
+                continue
+            # rows no sibling shares the description of (the same parent, moment and amount): one SQL pass, at most a few
+            # thousand candidates (a million rows are never all in memory)
+            cols = ", ".join(f'"{c}"' for c in [f.column, *(e.fields[n].column for n in dates + monies)])
+            found = rows(world, f'SELECT * FROM "{e.table}" WHERE ({cols}) IN (SELECT {cols} FROM "{e.table}" GROUP BY {cols} '
+                                f'HAVING count(*) = 1) ORDER BY "{e.fields[e.key or ""].column}" LIMIT 3000')
+            described: dict[str, list[Any]] = {}
+            for r in found:
                 owner = pnamed.get(r[f.column])
-                sig = (r[f.column], *(str(r[e.fields[n].column]) for n in dates + monies))
-                if owner is None or seen[sig] != 1 or not (dates or monies):
+                if owner is None:
                     continue
-                bits = [f"dated {str(r[e.fields[d].column])[:10]}" if e.fields[d].kind == "date" else f"of {r[e.fields[d].column]}"
+                bits = [f"dated {_moment(str(r[e.fields[d].column]))[0]}" if e.fields[d].kind == "date" else f"of {r[e.fields[d].column]}"
                         for d in dates] + [
                     f"for {self.shown(ename, m, r)} {self.spec.currency}" for m in monies if self.shown(ename, m, r)]
                 desc = f"the {e.label} of {parent.label} {_quoted(parent, _title(parent, owner) or '')} " + " ".join(bits)
                 finds = [*self.find(f.ref or "", owner), optional_call(f"search_{e.plural}", **{fname: r[f.column]})]
-                out.append((r, desc, finds))
+                described.setdefault(desc, []).append((dict(r), desc, finds))
+            out = [group[0] for group in described.values() if len(group) == 1]  # a description that still names one row
             if out:
                 break
         return out

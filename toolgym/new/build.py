@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import shutil
 import sys
 import time
@@ -262,6 +263,8 @@ def new_environment(name: str, *, source: str | Path | None, out: str | Path | N
         kept = _check(project, package, kept, seeds, attacks, report.dropped)
         report.checked = True
     _keep(project, package, kept, report.dropped, seeds)
+    if not kept:  # the package stays (spec.json and templates.json say why); the command fails with one line
+        raise NewError(nothing_kept(report.dropped, folder / "templates.json"))
     report.kept = kept
     report.kinds = dict(Counter(kinds[t] for t in kept))
     spec = environment.generated.spec
@@ -272,6 +275,41 @@ def new_environment(name: str, *, source: str | Path | None, out: str | Path | N
             report.refusal_twins += len(actions[name].rules) + int(actions[name].requires_verified)
     report.seconds = time.perf_counter() - started
     return report
+
+
+_FOR_USERS = [
+    (re.compile(r"the correct declaration is '([^']+)' on every seed.*"),
+     r"the data gives the same outcome (\1) on every seed: no request it allows drawing is ever refused (or ever allowed); "
+     r"a rule the data can break on some rows, or rows that break it, gives the refusal twin"),
+    (re.compile(r"'([^']+)' is the correct declaration on (\d+) of (\d+) seeds.*"),
+     r"the data gives one outcome (\1) on \2 of \3 seeds: too few rows can be set up for the other cases"),
+    (re.compile(r"only (\d+) distinct instances over (\d+) seeds.*"),
+     r"only \1 different requests over \2 seeds: too few rows people can name for this question"),
+]
+"""Check violations written for template authors, said in the terms of a database's owner (templates.json)."""
+
+
+def for_users(reason: str) -> str:
+    """A check violation as the owner of the database reads it (what in the data or the spec causes it)."""
+    for pattern, said in _FOR_USERS:
+        if pattern.search(reason):
+            return pattern.sub(said, reason)
+    return reason
+
+
+def nothing_kept(dropped: dict[str, str], listing: Path) -> str:
+    """The one line ``toolgym new`` ends with when no template survives: how many, the commonest reasons, what to do."""
+    if not dropped:
+        return (f"no task template could be derived: the spec has no entity people can name (a title or a natural key) and no "
+                f"references between entities; name rows in spec.json (\"title\", \"natural_key\") or add actions with a rules file")
+    reasons: Counter[str] = Counter()
+    for why in dropped.values():
+        head = why.removeprefix("cannot build an instance: ").split(";")[0]
+        head = re.sub(r"\b\d+\b", "N", head)[:90]
+        reasons[head] += 1
+    common = "; ".join(f"{n}× {why}" for why, n in reasons.most_common(3))
+    return (f"no template kept (0 of {len(dropped)}): {common}; {listing} lists every template and why it was dropped. Give rows "
+            "people can name (spec.json: an entity's \"title\" or \"natural_key\"), or actions and rules with --spec")
 
 
 def _merged(given: object, base: object, name: str, path: str | Path) -> object:
@@ -328,7 +366,7 @@ def _check(project: Path, package: str, kept: list[str], seeds: int, attacks: bo
     for _ in range(4):
         environment = _keep(project, package, kept, dropped, seeds)
         report = anyio.run(lambda: check_environment(environment, seeds=seeds, attacks=attacks))
-        failing = {t.template_id: "; ".join(dict.fromkeys(v.split(": ", 1)[-1] for v in t.violations))[:300]
+        failing = {t.template_id: "; ".join(dict.fromkeys(for_users(v.split(": ", 1)[-1]) for v in t.violations))[:300]
                    for t in report.templates if t.violations}
         if not failing and report.env_violations:
             worst = max(report.templates, key=lambda t: (t.prior_reward, t.replays_passed), default=None)

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["ChainDeriver", "order_field"]
 
 _YEAR = re.compile(r"^(year|year_id|yearid|season|yr)$")
+_DATE_PART = re.compile(r"(^|_)(year|month|day|hour|minute|second|yr|mo|dt)(_id)?$|^(year|month|day|hour|minute)")
+_ASKED = re.compile(r"(delay|duration|air_time|amount|price|salary|votes|points|score|weight|height|attendance|quantity|award|result)")
 _MIN_PARENTS = 20
 
 
@@ -99,21 +101,28 @@ class ChainDeriver(Deriver):
                                             tools=list(dict.fromkeys([*tools[:-1], f"search_{target.plural}", f"get_{c.fields[g].ref}", "submit_answer"])),
                                             one_sided=LOOKUP_ONE_SIDED,
                                             description=f"Find a {p.label}, its latest {c.label}, and the {target.label} that refers to"))
-                detail = self._detail(c, order_field(c) or "")
-                if detail is not None:
+                for detail in self._details(c, order_field(c) or ""):
                     out.append(TaskTemplate(self._latest_detail(cname, fname, detail), id=f"{base}_{detail}"[:80], category="multistep",
                                             difficulty="hard", tags=["multistep", "read", "generated"], tools=tools,
                                             one_sided=LOOKUP_ONE_SIDED,
                                             description=f"Find a {p.label}, its latest {c.label}, and its {self.words(cname, detail)}"))
         return out
 
-    def _detail(self, c: EntitySpec, order: str) -> str | None:
-        """The detail of a child a person asks about: a text, number or amount that is not a reference or a key."""
-        for kinds in (("money",), ("text", "category"), ("integer", "decimal")):
-            for n, g in c.fields.items():
-                if g.visible and g.kind in kinds and n not in (order, c.key, c.natural_key) and not _YEAR.match(n):
-                    return n
-        return None
+    def _details(self, c: EntitySpec, order: str) -> list[str]:
+        """The details of a child a person asks about (at most two): an amount, then a measure (a delay, a duration),
+        then text; never a key, a reference or a part of the date (its month, its hour)."""
+        ranked = []
+        for n, g in c.fields.items():
+            if not g.visible or g.kind not in ("money", "text", "category", "integer", "decimal") or n in (order, c.key, c.natural_key):
+                continue
+            if _DATE_PART.search(n) or n == self._name_of(c):
+                continue
+            rank = 0 if g.kind == "money" else 1 if _ASKED.search(n) else 2 if g.kind in ("text", "category") else 3
+            ranked.append((rank, n))
+        return [n for _, n in sorted(ranked)[:2]]
+
+    def _name_of(self, c: EntitySpec) -> str:
+        return next((n for n, e in self.spec.entities.items() if e is c), "")
 
     def _answerable(self, world: World, cname: str, fname: str, pick: Any) -> list[Any]:
         pairs = self.latest_children(world, cname, fname)

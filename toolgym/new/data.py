@@ -50,9 +50,10 @@ def fixture_ddl(source: Source) -> str:
             if c.kind == "ref" and _parent_key(source, c):
                 lines.append(f'FOREIGN KEY ("{c.name}") REFERENCES "{c.ref_table}"("{c.ref_column}")')
         parts.append(f'CREATE TABLE "{t.name}" (\n    ' + ",\n    ".join(lines) + "\n);")
+        moments = [c.name for c in t.columns if c.kind == "date"][:1]  # a parent's latest child: one index seek
         for c in t.columns:
             if c.kind == "ref":
-                parts.append(f'CREATE INDEX "ix_{t.name}_{c.name}" ON "{t.name}"("{c.name}");')
+                parts.append(f'CREATE INDEX "ix_{t.name}_{c.name}" ON "{t.name}"("{c.name}"{", " + chr(34) + moments[0] + chr(34) if moments else ""});')
     return "\n".join(parts) + "\n"
 
 

@@ -359,7 +359,7 @@ def _children_actions(spec: Spec, ename: str, fname: str, terminal: str, verb: s
     return out
 
 
-_NOT_EDITED = re.compile(r"(year|month|day|hour|minute|_id$|^id$|count|number|seq|line|order|rank|position|balance|birth|"
+_NOT_EDITED = re.compile(r"(year|month|day|hour|minute|_id$|^id$|count|number|seq|line|order|rank|position|balance|birth|distance|"
                         r"death|lat|lon|tz|^g$|^w$|^l$|engines)")
 
 
@@ -385,8 +385,10 @@ def _bounded_updates(spec: Spec, ename: str, table: Table, person: str | None) -
         col = _column(table, f)
         if col is None or f.kind not in ("money", "integer") or not f.visible or n == entity.key or col.high is None:
             continue
-        if _NOT_EDITED.search(n) or col.low == col.high or (isinstance(col.low, int) and col.low < 0):
+        if n == ename or n.removesuffix("_number") == ename:  # a flight's flight is its number: an identifier, not a quantity
             continue
+        if _NOT_EDITED.search(n) or col.low == col.high or (isinstance(col.low, int) and col.low < 0 and not _MEASURE.search(n)):
+            continue  # a negative count is a difference (a delay), not a quantity; an altitude may be below sea level
         if "time" in n and _MEASURE.search(n) is None and isinstance(col.high, int) and col.high <= 2400:
             continue  # a clock time written hhmm (dep_time 517), not a quantity
         if f.kind == "integer" and _MEASURE.search(n) is None and isinstance(col.high, int) and col.high - int(col.low or 0) < 10:
