@@ -59,7 +59,7 @@ class GeneratedEnvironment:
 
     def __init__(self, folder: Path, module: str) -> None:
         self.folder, self.module = folder, module
-        self.spec: Spec = load_spec(folder / "spec.json")
+        self.spec: Spec = _with_proposals(load_spec(folder / "spec.json"), folder)
         self.data = folder / "data.sqlite"
         if not self.data.exists():
             raise NewError(f"{self.data} is missing: run `toolgym new {self.spec.name} --from SOURCE --out {folder.parent}`")
@@ -379,6 +379,23 @@ class GeneratedEnvironment:
             volatile_columns=volatile,
             bookkeeping_rows={VERIFICATIONS: {"outcome": "verified"}},
         )
+
+
+def _with_proposals(spec: Spec, folder: Path) -> Spec:
+    """``spec`` with the actions a model proposed that are being checked or were kept (toolgym.new.propose); a proposal
+    that no longer fits an edited spec is left out (the next ``toolgym new`` reports it)."""
+    from toolgym.new.propose import PROPOSALS_FILE, proposed_actions
+    from toolgym.new.spec import parse_spec
+
+    extra = proposed_actions(folder)
+    if not extra:
+        return spec
+    data = spec.model_dump(mode="json", exclude_defaults=True)
+    data["actions"] = [*data.get("actions", []), *extra]
+    try:
+        return parse_spec(data, folder / PROPOSALS_FILE)
+    except NewError:
+        return spec
 
 
 def copy_data(db: sqlite_utils.Database, data: Path) -> None:
