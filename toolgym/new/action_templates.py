@@ -29,7 +29,7 @@ from toolgym.new.reword import compose, fill
 from toolgym.new.rules import Row, compare_bound, evaluate
 from toolgym.new.action_setup import ActionSetup
 from toolgym.new.chains import order_field
-from toolgym.new.templates import _OPENERS, _UPDATE_ONE_SIDED, _label, _moment, _order, _quoted, _title
+from toolgym.new.templates import _OPENERS, _UPDATE_ONE_SIDED, NAMED, _label, _moment, _order, _quoted, _title
 
 if TYPE_CHECKING:
     from toolgym.new.spec import ActionSpec
@@ -193,7 +193,10 @@ class ActionDeriver(ActionSetup):
                     break
             else:
                 raise TaskError(f"no {se.label} can be set up for case {which!r} of {action.name}")
-            row = dict(rows(world, f'SELECT * FROM "{se.table}" WHERE "{se.fields[se.key or ""].column}" = ?', self.key(subject, row))[0])
+            named = row.get(NAMED)  # the name the request uses (a title, or an e-mail where people share a name)
+            row = dict(world.query(f'SELECT * FROM "{se.table}" WHERE "{se.fields[se.key or ""].column}" = ?', (self.key(subject, row),))[0])
+            if named:
+                row[NAMED] = named
             key_arg = action.parent if action.kind == "create" else se.key if action.kind == "children" else e.key
             act = call(action.name, **{key_arg or "": self.key(subject, row)}, **args)
             steps: list[Any] = list(finds)

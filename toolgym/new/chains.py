@@ -23,7 +23,7 @@ from graders.setup import rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call
 from toolgym.new.gates import read_gate
 from toolgym.new.reword import compose
-from toolgym.new.templates import _OPENERS, LOOKUP_ONE_SIDED, Deriver, _moment, _quoted, _spread, _title
+from toolgym.new.templates import _OPENERS, LOOKUP_ONE_SIDED, Deriver, _moment, _quoted, _spread, _stream, _title
 
 if TYPE_CHECKING:
     from toolgym.new.spec import EntitySpec
@@ -62,13 +62,13 @@ class ChainDeriver(Deriver):
         if len(named) < _MIN_PARENTS // 2:
             return []
         col, lcol, keycol = c.fields[order].column, link.column, c.fields[c.key].column
-        found = rows(world, f'SELECT t.* FROM "{c.table}" t JOIN (SELECT "{lcol}" AS k, max("{col}") AS m FROM "{c.table}" '
-                            f'WHERE "{col}" IS NOT NULL GROUP BY "{lcol}" HAVING count(*) >= 2) s ON t."{lcol}" = s.k AND t."{col}" = s.m '
-                            f'ORDER BY t."{lcol}", t."{keycol}"')
+        found = _stream(world, f'SELECT t.* FROM "{c.table}" t JOIN (SELECT "{lcol}" AS k, max("{col}") AS m FROM "{c.table}" '
+                               f'WHERE "{col}" IS NOT NULL GROUP BY "{lcol}" HAVING count(*) >= 2) s ON t."{lcol}" = s.k AND t."{col}" = s.m '
+                               f'ORDER BY t."{lcol}", t."{keycol}"')
         by_parent: dict[Any, list[dict[str, Any]]] = {}
-        for r in found:
+        for r in found:  # streamed: only the named parents' latest children are kept
             if r[lcol] in named:
-                by_parent.setdefault(r[lcol], []).append(dict(r))
+                by_parent.setdefault(r[lcol], []).append(r)
         return [(group[0], named[k]) for k, group in by_parent.items() if len(group) == 1]
 
     def latest_finds(self, cname: str, fname: str, parent: dict[str, Any]) -> list[Any]:

@@ -72,7 +72,16 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
+NAMED = "toolgym_name"
+"""Key of a named row (:meth:`Deriver.named_rows`) holding the name a person gives it: its title, or — where people
+share a title (two customers called Ana Müller) — its natural key (her e-mail)."""
+_NAMED_CAP = 4000
+"""Named rows kept per entity, evenly spread in key order: enough for distinct seeds, bounded on a million-row table."""
+
+
 def _title(entity: EntitySpec, row: dict[str, Any]) -> str | None:
+    if row.get(NAMED):
+        return str(row[NAMED])
     if entity.title:
         parts = [str(row[entity.fields[f].column]) for f in entity.title if row[entity.fields[f].column] not in (None, "")]
         if len(parts) == len(entity.title):
@@ -80,6 +89,26 @@ def _title(entity: EntitySpec, row: dict[str, Any]) -> str | None:
     if entity.natural_key and row[entity.fields[entity.natural_key].column]:
         return str(row[entity.fields[entity.natural_key].column])
     return None
+
+
+def _plain_title(entity: EntitySpec, row: dict[str, Any]) -> str | None:
+    if not entity.title:
+        return None
+    parts = [str(row[entity.fields[f].column]) for f in entity.title if row[entity.fields[f].column] not in (None, "")]
+    return " ".join(parts) if len(parts) == len(entity.title) else None
+
+
+def _natural(entity: EntitySpec, row: dict[str, Any]) -> str | None:
+    value = row[entity.fields[entity.natural_key].column] if entity.natural_key else None
+    return str(value) if value not in (None, "") else None
+
+
+def _stream(world: World, sql: str) -> Any:
+    """Rows of ``sql`` one at a time (as dicts), never all in memory."""
+    cursor = world.conn.execute(sql)
+    names = [d[0] for d in cursor.description or ()]
+    for row in cursor:
+        yield dict(zip(names, row))
 
 
 def _quoted(entity: EntitySpec, title: str) -> str:
@@ -112,16 +141,30 @@ class Deriver:
         return [dict(r) for r in self.memo(world, ("named", ename), lambda: self._named_rows(world, ename))]
 
     def _named_rows(self, world: World, ename: str) -> list[dict[str, Any]]:
+        """Rows a person can name: by their title where no other row shares it, else by their natural key; streamed in
+        key order (a million rows are never all in memory) and spread evenly down to at most ``_NAMED_CAP``."""
         e = self.spec.entities[ename]
         if e.key is None or not (e.title or e.natural_key):
             return []
-        found = rows(world, f'SELECT * FROM "{e.table}" ORDER BY "{e.fields[e.key].column}"')
+        sql = f'SELECT * FROM "{e.table}" ORDER BY "{e.fields[e.key].column}"'
         counts: dict[str, int] = {}
-        for r in found:
-            t = _title(e, r)
-            if t:
-                counts[t.casefold()] = counts.get(t.casefold(), 0) + 1
-        return [r for r in found if (t := _title(e, r)) and counts[t.casefold()] == 1 and len(t) <= 120]
+        for r in _stream(world, sql):
+            for name in {_plain_title(e, r), _natural(e, r)} - {None}:
+                counts[name.casefold()] = counts.get(name.casefold(), 0) + 1  # type: ignore[union-attr]
+        names: list[tuple[Any, str]] = []
+        for r in _stream(world, sql):
+            title, natural = _plain_title(e, r), _natural(e, r)
+            name = title if title and counts[title.casefold()] == 1 else natural if natural and counts[natural.casefold()] == 1 else None
+            if name and len(name) <= 120:
+                names.append((r[e.fields[e.key].column], name))
+        step = max(1, -(-len(names) // _NAMED_CAP))
+        chosen = dict(names[::step])
+        out = []
+        for r in _stream(world, sql):
+            key = r[e.fields[e.key].column]
+            if key in chosen:
+                out.append({**r, NAMED: chosen[key]})
+        return out
 
     def find(self, ename: str, row: dict[str, Any]) -> list[Any]:
         e = self.spec.entities[ename]
@@ -245,18 +288,21 @@ class Deriver:
         answer_field = top if top != start else f"{top}_name"
 
         def walks(world: World) -> dict[Any, list[Any]]:
-            tables = {}
-            for ename, fname in chain:
-                f = self.spec.entities[ename].fields[fname]
-                parent = self.spec.entities[f.ref or ""]
-                keycol, held = parent.fields[parent.key or ""].column, self.spec.ref_column(f)
-                tables[fname] = {r[held]: r for r in rows(world, f'SELECT * FROM "{parent.table}" ORDER BY "{keycol}"')}
+            cache: dict[tuple[str, Any], Any] = {}
+
+            def parent_of(f: Any, value: Any) -> Any:  # one indexed look-up per distinct parent (never a whole table)
+                if (f.column, value) not in cache:
+                    parent = self.spec.entities[f.ref or ""]
+                    found = world.query(f'SELECT * FROM "{parent.table}" WHERE "{self.spec.ref_column(f)}" = ?', (value,))
+                    cache[(f.column, value)] = found[0] if found else None
+                return cache[(f.column, value)]
+
             groups: dict[Any, list[Any]] = {}
             for r in self.named_rows(world, start):
                 path, cur = [(start, r)], r
                 for ename, fname in chain:
                     f = self.spec.entities[ename].fields[fname]
-                    cur = tables[fname].get(cur[f.column]) if cur is not None else None
+                    cur = parent_of(f, cur[f.column]) if cur is not None and cur[f.column] is not None else None
                     path.append((f.ref or "", cur))
                 if cur is not None and _title(et, cur):
                     groups.setdefault(self.key(top, cur), []).append(path)
@@ -332,10 +378,12 @@ class Deriver:
         p = self.spec.entities[pname]
 
         def build(world: World, rng: random.Random) -> TaskDraft:
-            counts = self.memo(world, ("counts", cname, fname), lambda: {r["k"]: r["n"] for r in rows(
-                world, f'SELECT "{link.column}" AS k, count(*) AS n FROM "{c.table}" GROUP BY 1')})
+            named = self.named_rows(world, pname)
+            wanted = {self.held(link, r) for r in named}
+            counts = self.memo(world, ("counts", cname, fname), lambda: {r["k"]: r["n"] for r in _stream(
+                world, f'SELECT "{link.column}" AS k, count(*) AS n FROM "{c.table}" GROUP BY 1') if r["k"] in wanted})
             # a count is the page's `total` and a sum its `sums`, over every page: thousands of children are one call
-            parents = [r for r in self.named_rows(world, pname) if 2 <= counts.get(self.held(link, r), 0)]
+            parents = [r for r in named if 2 <= counts.get(self.held(link, r), 0)]
             if len(parents) < 20:
                 raise TaskError(f"fewer than 20 named {p.plural} with {c.plural}")
             parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
@@ -406,11 +454,13 @@ class Deriver:
         g = c.fields[field]
 
         def build(world: World, rng: random.Random) -> TaskDraft:
-            stats = self.memo(world, ("extreme", cname, fname, field), lambda: {r["k"]: dict(r) for r in rows(
+            named = self.named_rows(world, pname)
+            wanted = {self.held(link, r) for r in named}
+            stats = self.memo(world, ("extreme", cname, fname, field), lambda: {r["k"]: (r["n"], r["d"]) for r in _stream(
                 world, f'SELECT "{link.column}" AS k, count(*) AS n, count(DISTINCT "{g.column}") AS d '
-                       f'FROM "{c.table}" WHERE "{g.column}" IS NOT NULL GROUP BY 1')})
+                       f'FROM "{c.table}" WHERE "{g.column}" IS NOT NULL GROUP BY 1') if r["k"] in wanted})
             # the children sorted by the field, largest or latest first: the top one is on the first page however many
-            parents = [r for r in self.named_rows(world, pname) if (st := stats.get(self.held(link, r))) and 2 <= st["n"] and st["d"] >= 2]
+            parents = [r for r in named if (st := stats.get(self.held(link, r))) and 2 <= st[0] and st[1] >= 2]
             if len(parents) < 20:
                 raise TaskError(f"fewer than 20 named {p.plural} with {c.plural} to compare")
             parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
