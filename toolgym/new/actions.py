@@ -291,6 +291,19 @@ def action_tool(gen: GeneratedEnvironment, action: ActionSpec) -> Any:
             values[entity.fields[n].column] = gen.stored(entity, n, v)
         for n, v in action.set.items():
             values[entity.fields[n].column] = ctx.clock.today.isoformat() if v == "today" else v
+        for n, v in given.items():  # a row referred to gives the new row its copies (an invoice line's price is the track's)
+            f = entity.fields[n]
+            if f.kind != "ref" or v is None:
+                continue
+            referred = load_row(gen.spec, ctx.world, f.ref or "", v, by=f.to)
+            if referred is None:
+                target = gen.spec.entities[f.ref or ""]
+                raise DomainError(f"{f.ref}_not_found"[:48], f"no {target.label} with id {v!r}; search_{target.plural} finds them")
+            target = gen.spec.entities[f.ref or ""]
+            for m, g in entity.fields.items():
+                other = target.fields.get(m)
+                if other is not None and other.kind == g.kind and g.kind not in ("key", "ref") and g.column not in values:
+                    values[g.column] = referred.data[other.column]
         for f in entity.fields.values():
             if f.kind == "date" and f.column not in values:
                 values[f.column] = ctx.clock.today.isoformat()

@@ -143,7 +143,7 @@ def default_spec(source: Source, name: str) -> Spec:
                     f.to = None
     verify = _verify(entities)
     spec = Spec(name=name, description=f"Generated from {source.path.name}", entities=entities, verify=verify)
-    actions = _actions(spec, tables)
+    actions = _actions(spec, tables, source)
     used = [a for a in actions if a.requires_verified]
     return Spec(name=name, description=spec.description, entities=entities, actions=actions, verify=verify if used else None)
 
@@ -198,7 +198,7 @@ def _owner_path(spec: Spec, ename: str, person: str) -> bool:
     return False
 
 
-def _actions(spec: Spec, tables: dict[str, Table]) -> list[ActionSpec]:
+def _actions(spec: Spec, tables: dict[str, Table], source: Source | None = None) -> list[ActionSpec]:
     person = spec.verify.entity if spec.verify else None
     actions: list[ActionSpec] = []
     for ename, entity in spec.entities.items():
@@ -226,10 +226,14 @@ def _actions(spec: Spec, tables: dict[str, Table]) -> list[ActionSpec]:
                 actions += _children_actions(spec, ename, fname, terminal, verb, others, person)
         contact = [n for n, g in entity.fields.items() if g.kind == "text" and (_CONTACT.search(n) or _ADDRESS.search(n)) and n != entity.key]
         if ename == person or (contact and any(_CONTACT.search(n) for n in contact)):
-            if contact:
-                actions.append(ActionSpec(name=f"update_{ename}_contact", kind="update", entity=ename, fields=contact[:6],
-                                          description=f"Change {_a(entity.label)}'s contact details.", requires_verified=ename == person,
-                                          confirm=ename == person))
+            reach = [n for n in contact if _CONTACT.search(n)]  # how to reach them, and where they live: two desk requests
+            where = [n for n in contact if n not in reach]
+            for verb, what, fields in (("update", "contact", reach or where), ("change", "address", where if reach else [])):
+                if fields:
+                    words = "contact details" if what == "contact" else "address"
+                    actions.append(ActionSpec(name=f"{verb}_{ename}_{what}", kind="update", entity=ename, fields=fields[:6],
+                                              description=f"Change {_a(entity.label)}'s {words}.", requires_verified=ename == person,
+                                              confirm=ename == person))
         elif owned and ename != person:
             address = [n for n, g in entity.fields.items() if g.kind == "text" and _ADDRESS.search(n)]
             if address:
@@ -243,6 +247,7 @@ def _actions(spec: Spec, tables: dict[str, Table]) -> list[ActionSpec]:
         actions += _bounded_updates(spec, ename, tables[ename], person)
         for fname, f in statuses[:1]:
             actions += _exchanges(spec, ename, fname, tables, person)
+        actions += _creates(spec, ename, tables, person, source)
     unique: dict[str, ActionSpec] = {}
     for a in actions:  # two parents' children can give one name: the first is kept
         unique.setdefault(a.name, a)
@@ -280,6 +285,53 @@ _VERBED = {"cancel": "cancelled", "close": "closed", "deactivate": "deactivated"
            "reject": "rejected", "refund": "refunded", "suspend": "suspended", "block": "blocked", "freeze": "frozen",
            "release": "released", "resolve": "resolved", "return": "returned", "delete": "deleted", "disable": "disabled",
            "withdraw": "withdrawn", "expire": "expired", "retire": "retired", "discontinue": "discontinued"}
+
+
+def _creates(spec: Spec, ename: str, tables: dict[str, Table], person: str | None, source: Source | None) -> list[ActionSpec]:
+    """New lines on a row (a track added to an invoice): for a child nothing refers to (a line, not a catalogue row) with
+    a key that can be numbered, a reference to its row and one to a named row it adds. The agent gives what is added;
+    a column with one value in all the data is set to it (a quantity of 1); fields the added row has of the same name
+    are copied from it (its price). Where the data never repeats the added row on one parent, that is a rule."""
+    if source is None:
+        return []
+    out = []
+    parent = spec.entities[ename]
+    owned = person is not None and _owner_path(spec, ename, person)
+    referenced = {f.ref for e in spec.entities.values() for f in e.fields.values() if f.kind == "ref"}
+    for cname, child in spec.entities.items():
+        table = tables[cname]
+        link = next((n for n, g in child.fields.items() if g.kind == "ref" and g.ref == ename and g.to is None), None)
+        if link is None or cname == ename or cname in referenced or child.key is None or table.rows < 40 or len(table.key) != 1:
+            continue
+        keycol = next(c for c in table.columns if c.name == table.key[0])
+        if "INT" not in keycol.declared:
+            continue
+        added = next((n for n, g in child.fields.items() if g.kind == "ref" and n != link and g.to is None
+                      and (spec.entities[g.ref or ""].title or spec.entities[g.ref or ""].natural_key)), None)
+        if added is None:
+            continue
+        target = spec.entities[child.fields[added].ref or ""]
+        fixed, rest = {}, []
+        for n, g in child.fields.items():
+            col = _column(table, g)
+            if n in (link, added, child.key) or col is None or n in target.fields or g.kind == "date":
+                continue
+            if col.low is not None and col.low == col.high:
+                fixed[n] = str(col.low)
+            elif col.not_null:
+                rest.append(n)
+        if rest:
+            continue  # a required column the agent could not know: no default create
+        src = {c.name: c.source or c.name for c in table.columns}
+        lcol, acol = src[child.fields[link].column], src[child.fields[added].column]
+        repeats = source.conn.execute(f'SELECT count(*) FROM (SELECT 1 FROM "{table.source or table.name}" GROUP BY "{lcol}", "{acol}" '
+                                      'HAVING count(*) > 1)').fetchone()[0]
+        rules = [] if repeats else [RuleSpec(check=f"{added} not in values({child.plural}.{added})", code=f"{target.label.replace(' ', '_')}_already_on_{ename}"[:48],
+                                             message=f"{_a(parent.label).capitalize()} has each {target.label} at most once.")]
+        out.append(ActionSpec(name=f"add_{cname}"[:48], kind="create", entity=cname, parent=link, fields=[added], set=fixed,
+                              rules=rules, requires_verified=owned, confirm=owned,
+                              description=f"Add {_a(child.label)} to {_a(parent.label)}: the {target.label} it is for."))
+    return out
 
 
 _AVAILABLE = re.compile(r"^(available|in_stock|stock|quantity_available|on_hand|inventory)$")

@@ -362,10 +362,19 @@ class Deriver:
                     out.append(TaskTemplate(self._extreme(cname, fname, d), id=f"latest_{base}"[:80], category="aggregate",
                                             tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
                                             description=f"The {self.words(cname, d)} of a {p.label}'s latest {c.label}"))
+                refs = [g for n, g in c.fields.items() if g.kind == "ref" and g.visible and n != fname]
                 for m in monies[:1]:
-                    out.append(TaskTemplate(self._extreme(cname, fname, m), id=f"largest_{m}_{base}"[:80], category="aggregate",
-                                            tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
-                                            description=f"The largest {_label(m)} among a {p.label}'s {c.plural}"))
+                    copied = any(m in self.spec.entities[g.ref or ""].fields for g in refs)  # an item's price is its variant's
+                    referenced = any(g.kind == "ref" and g.ref == cname for e in self.spec.entities.values() for g in e.fields.values())
+                    # a catalogue's rows (variants of a product, tracks of a genre: rows others refer to, undated) have prices
+                    # that add up to nothing a person asks; lines, payments and invoices do
+                    catalogue = not dates and (not refs or referenced)
+                    if not copied:
+                        out.append(TaskTemplate(self._extreme(cname, fname, m), id=f"largest_{m}_{base}"[:80], category="aggregate",
+                                                tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                                description=f"The largest {_label(m)} among a {p.label}'s {c.plural}"))
+                    if catalogue:
+                        continue
                     out.append(TaskTemplate(self._aggregate(cname, fname, m, cats + dates), id=f"total_{m}_{base}"[:80], category="aggregate",
                                             tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
                                             description=f"The total {_label(m)} of a {p.label}'s {c.plural}", difficulty="hard"))
