@@ -15,14 +15,10 @@ from clients.cli import main
 from fixtures.world import World
 from servers import EpisodeManager
 from servers.dispatch import call_tool
-from tests.new.messy_dbs import big_shop
 from tests.new.sample_dbs import retail
 from toolgym.new import NewError
-from toolgym.new.build import for_users, import_generated, new_environment
-from toolgym.new.defaults import sources_for
-from toolgym.new.introspect import read_source
+from toolgym.new.build import import_generated, new_environment
 from toolgym.new.templates import derive_templates
-from toolgym.new.words import label
 
 
 def _instance(env, template: str, case: str | None = None, seeds: range = range(40)):  # noqa: ANN001, ANN202
@@ -75,6 +71,8 @@ def test_the_shops_central_work_becomes_tasks(shop) -> None:  # noqa: ANN001
 
 
 def test_safe_lifecycle_defaults() -> None:
+    from toolgym.new.defaults import sources_for
+
     statuses = ["pending", "paid", "shipped", "delivered", "cancelled", "refunded"]
     assert sources_for("cancel", statuses) == ["pending"]  # not once shipped or delivered
     assert "pending" not in sources_for("refund", statuses)  # nothing never paid is refunded
@@ -158,6 +156,8 @@ def _people(folder: Path) -> Path:
 
 
 def test_names_and_words_of_real_schemas(tmp_path: Path) -> None:
+    from toolgym.new.words import label
+
     out = tmp_path / "out"
     new_environment("ball", source=_people(tmp_path / "ball"), out=out, check=False, seeds=1)
     spec = json.loads((out / "ball_env" / "spec.json").read_text())
@@ -239,6 +239,8 @@ def test_an_unnumbered_create_fails_when_the_spec_loads(tmp_path: Path) -> None:
 
 
 def test_large_fan_out_is_streamed_and_shared_names_are_named_by_email(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.new.messy_dbs import big_shop
+
     db = big_shop(tmp_path / "big.sqlite", lines=60_000)
     largest: list[int] = []
     query = World.query
@@ -303,11 +305,8 @@ def test_ragged_csv_and_damaged_sqlite_are_one_line(tmp_path: Path, capsys: pyte
 
 
 def test_dropped_templates_say_why_in_the_owners_terms() -> None:
+    from toolgym.new.build import for_users
+
     said = for_users("the correct declaration is 'completed' on every seed: let the world of each instance decide the outcome "
                      "(graders.setup.case), or say why the template is inherently one-sided (TaskTemplate(one_sided=...))")
     assert "graders" not in said and "TaskTemplate" not in said and "every seed" in said
-
-
-def test_sources_stay_typed_when_read() -> None:
-    kinds = {t.name: {c.name: c.kind for c in t.columns} for t in read_source(retail()).tables}
-    assert kinds["order_items"]["price"] == "money" and kinds["orders"]["order_id"] == "key"
