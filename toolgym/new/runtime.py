@@ -40,6 +40,8 @@ _VERIFY_DDL = (f"CREATE TABLE {VERIFICATIONS} (id INTEGER PRIMARY KEY, entity TE
                "outcome TEXT NOT NULL CHECK (outcome IN ('verified', 'failed')), at TEXT NOT NULL);\n")
 _PAGE = 20
 _MAX_INT = 2**53
+_POOL_BUDGET = 112 * 2**20
+"""Bytes of released worlds a generated fixture keeps for reuse (its pool size is this over its data's size)."""
 
 
 class AnswerReceipt(BaseModel):
@@ -357,7 +359,9 @@ class GeneratedEnvironment:
             copy_data(db, data)
 
         today = datetime.fromisoformat(self.spec.today)
-        return Fixture(name=self.spec.name, schema=schema, generate=generate, today=today)
+        # released worlds kept for reuse hold a world's memory each: a big database keeps few (a 55 MB world: 3)
+        pool = max(1, min(32, _POOL_BUDGET // max(1, self.data.stat().st_size)))
+        return Fixture(name=self.spec.name, schema=schema, generate=generate, today=today, pool_size=pool)
 
     def environment(self) -> Environment:
         policy = self.folder / "policy.md"
