@@ -356,9 +356,18 @@ def _wordings(folder: Path, kept: list[str]) -> dict[str, dict[str, str]]:
 
 
 def _instantiable(environment, generated, seeds: int) -> tuple[list[str], dict[str, str]]:  # noqa: ANN001
-    """Templates that build an instance on every seed (the others are dropped with the builder's reason)."""
+    """Templates that build an instance on every seed (the others are dropped with the builder's reason); of a capped
+    group (tag ``cap:<group>:<n>``: the latest-child questions of one entity), the first n that build."""
+    from toolgym.new.chains import CAP_TAG
+
     kept, dropped = [], {}
+    taken: Counter[str] = Counter()
     for t in generated:
+        cap = next((tag for tag in t.tags if tag.startswith(CAP_TAG)), None)
+        group, _, limit = (cap or "").removeprefix(CAP_TAG).rpartition(":")
+        if cap and taken[group] >= int(limit):
+            dropped[t.id] = f"one of many alike: {limit} questions about the latest {group.replace('_', ' ')} are kept"
+            continue
         try:
             for seed in range(seeds):
                 world = environment.fixture.world(environment.task_fixture_seed)
@@ -367,6 +376,8 @@ def _instantiable(environment, generated, seeds: int) -> tuple[list[str], dict[s
                 finally:
                     world.close()
             kept.append(t.id)
+            if cap:
+                taken[group] += 1
         except Exception as exc:  # noqa: BLE001  (any failure drops the template; the reason is reported)
             dropped[t.id] = f"cannot build an instance: {exc}"[:300]
     return kept, dropped

@@ -28,12 +28,16 @@ from toolgym.new.templates import _OPENERS, LOOKUP_ONE_SIDED, Deriver, _moment, 
 if TYPE_CHECKING:
     from toolgym.new.spec import EntitySpec
 
-__all__ = ["ChainDeriver", "order_field"]
+__all__ = ["ChainDeriver", "order_field", "CAP_TAG"]
 
 _YEAR = re.compile(r"^(year|year_id|yearid|season|yr)$")
 _DATE_PART = re.compile(r"(^|_)(year|month|day|hour|minute|second|yr|mo|dt)(_id)?$|^(year|month|day|hour|minute)")
 _ASKED = re.compile(r"(delay|duration|air_time|amount|price|salary|votes|points|score|weight|height|attendance|quantity|award|result)")
 _MIN_PARENTS = 20
+_PER_CHILD = 3
+"""Latest-child questions kept per child entity (of those that can be built): a few ways to ask, not dozens."""
+CAP_TAG = "cap:"
+"""A template tag ``cap:<group>:<n>``: of the templates of one group that can be built, ``toolgym new`` keeps the first n."""
 
 
 def order_field(entity: EntitySpec) -> str | None:
@@ -87,6 +91,7 @@ class ChainDeriver(Deriver):
             if c.key is None or order_field(c) is None:
                 continue
             refs = [(n, f) for n, f in c.fields.items() if f.kind == "ref" and f.visible and f.ref != cname]
+            family = f"{CAP_TAG}{cname}:{_PER_CHILD}"  # toolgym new keeps the first few of these that can be built
             for fname, f in refs:
                 p = self.spec.entities[f.ref or ""]
                 if p.key is None or not (p.title or p.natural_key):
@@ -97,13 +102,13 @@ class ChainDeriver(Deriver):
                 tools = [f"search_{p.plural}", f"search_{c.plural}", f"get_{cname}", "submit_answer"]
                 for g, target in others[:3]:
                     out.append(TaskTemplate(self._latest_ref(cname, fname, g), id=f"{base}_{g.removesuffix('_id')}"[:80],
-                                            category="multistep", difficulty="hard", tags=["multistep", "read", "generated"],
+                                            category="multistep", difficulty="hard", tags=["multistep", "read", "generated", family],
                                             tools=list(dict.fromkeys([*tools[:-1], f"search_{target.plural}", f"get_{c.fields[g].ref}", "submit_answer"])),
                                             one_sided=LOOKUP_ONE_SIDED,
                                             description=f"Find a {p.label}, its latest {c.label}, and the {target.label} that refers to"))
                 for detail in self._details(c, order_field(c) or ""):
                     out.append(TaskTemplate(self._latest_detail(cname, fname, detail), id=f"{base}_{detail}"[:80], category="multistep",
-                                            difficulty="hard", tags=["multistep", "read", "generated"], tools=tools,
+                                            difficulty="hard", tags=["multistep", "read", "generated", family], tools=tools,
                                             one_sided=LOOKUP_ONE_SIDED,
                                             description=f"Find a {p.label}, its latest {c.label}, and its {self.words(cname, detail)}"))
         return out
@@ -115,7 +120,7 @@ class ChainDeriver(Deriver):
         for n, g in c.fields.items():
             if not g.visible or g.kind not in ("money", "text", "category", "integer", "decimal") or n in (order, c.key, c.natural_key):
                 continue
-            if _DATE_PART.search(n) or n == self._name_of(c):
+            if _DATE_PART.search(n) or n == self._name_of(c) and g.kind != "money":  # a flight's flight is its number
                 continue
             rank = 0 if g.kind == "money" else 1 if _ASKED.search(n) else 2 if g.kind in ("text", "category") else 3
             ranked.append((rank, n))

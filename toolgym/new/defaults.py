@@ -437,7 +437,7 @@ def _bounded_updates(spec: Spec, ename: str, table: Table, person: str | None) -
         col = _column(table, f)
         if col is None or f.kind not in ("money", "integer") or not f.visible or n == entity.key or col.high is None:
             continue
-        if n == ename or n.removesuffix("_number") == ename:  # a flight's flight is its number: an identifier, not a quantity
+        if f.kind != "money" and (n == ename or n.removesuffix("_number") == ename):  # a flight's flight is its number
             continue
         if _NOT_EDITED.search(n) or col.low == col.high or (isinstance(col.low, int) and col.low < 0 and not _MEASURE.search(n)):
             continue  # a negative count is a difference (a delay), not a quantity; an altitude may be below sea level

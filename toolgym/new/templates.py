@@ -271,9 +271,22 @@ class Deriver:
         return found
 
     def joins(self) -> list[TaskTemplate]:
+        """Join questions: at most two per starting entity and four per entity reached (a schema where everything
+        leads to the customer asks "whose is this?" a few ways, not forty), people's names and longer walks first."""
         out = []
-        for chain in self.chains():
-            top = self.spec.entities[chain[-1][0]].fields[chain[-1][1]].ref or ""
+        per_start: dict[str, int] = {}
+        per_top: dict[str, int] = {}
+
+        def target(chain: list[tuple[str, str]]) -> str:
+            return self.spec.entities[chain[-1][0]].fields[chain[-1][1]].ref or ""
+
+        ranked = sorted(self.chains(), key=lambda c: (not self.spec.entities[target(c)].title, -len(c)))
+        for chain in ranked:
+            top = target(chain)
+            if per_start.get(chain[0][0], 0) >= 2 or per_top.get(top, 0) >= 4:
+                continue
+            per_start[chain[0][0]] = per_start.get(chain[0][0], 0) + 1
+            per_top[top] = per_top.get(top, 0) + 1
             tid = f"join_{chain[0][0]}_" + "_".join(f.removesuffix("_id") for _, f in chain)
             tools = [f"search_{self.spec.entities[chain[0][0]].plural}", *[f"get_{e}" for e, _ in chain], f"get_{top}", "submit_answer"]
             out.append(TaskTemplate(self._join(chain, top), id=tid[:80], difficulty="medium" if len(chain) == 1 else "hard",
@@ -368,7 +381,7 @@ class Deriver:
                     referenced = any(g.kind == "ref" and g.ref == cname for e in self.spec.entities.values() for g in e.fields.values())
                     # a catalogue's rows (variants of a product, tracks of a genre: rows others refer to, undated) have prices
                     # that add up to nothing a person asks; lines, payments and invoices do
-                    catalogue = not dates and (not refs or referenced)
+                    catalogue = not dates and not self._ordered(c) and (not refs or referenced)
                     if not copied:
                         out.append(TaskTemplate(self._extreme(cname, fname, m), id=f"largest_{m}_{base}"[:80], category="aggregate",
                                                 tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
@@ -379,6 +392,12 @@ class Deriver:
                                             tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
                                             description=f"The total {_label(m)} of a {p.label}'s {c.plural}", difficulty="hard"))
         return out
+
+    def _ordered(self, entity: EntitySpec) -> bool:
+        """Whether rows of ``entity`` happen in time (a date, or a year column): events, not a catalogue."""
+        from toolgym.new.chains import order_field
+
+        return order_field(entity) is not None
 
     def _aggregate(self, cname: str, fname: str, money: str | None, filters: list[str]) -> Any:
         c = self.spec.entities[cname]
