@@ -363,10 +363,10 @@ def _instantiable(environment, generated, seeds: int) -> tuple[list[str], dict[s
     kept, dropped = [], {}
     taken: Counter[str] = Counter()
     for t in generated:
-        cap = next((tag for tag in t.tags if tag.startswith(CAP_TAG)), None)
-        group, _, limit = (cap or "").removeprefix(CAP_TAG).rpartition(":")
-        if cap and taken[group] >= int(limit):
-            dropped[t.id] = f"one of many alike: {limit} questions about the latest {group.replace('_', ' ')} are kept"
+        caps = [tag.removeprefix(CAP_TAG).rpartition(":") for tag in t.tags if tag.startswith(CAP_TAG)]
+        full = next(((group, limit) for group, _, limit in caps if taken[group] >= int(limit)), None)
+        if full is not None:
+            dropped[t.id] = f"one of many alike: {full[1]} questions of the kind '{full[0].replace('_', ' ')}' are kept"
             continue
         try:
             for seed in range(seeds):
@@ -376,7 +376,7 @@ def _instantiable(environment, generated, seeds: int) -> tuple[list[str], dict[s
                 finally:
                     world.close()
             kept.append(t.id)
-            if cap:
+            for group, _, _ in caps:
                 taken[group] += 1
         except Exception as exc:  # noqa: BLE001  (any failure drops the template; the reason is reported)
             dropped[t.id] = f"cannot build an instance: {exc}"[:300]

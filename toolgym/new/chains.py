@@ -91,7 +91,7 @@ class ChainDeriver(Deriver):
             if c.key is None or order_field(c) is None:
                 continue
             refs = [(n, f) for n, f in c.fields.items() if f.kind == "ref" and f.visible and f.ref != cname]
-            family = f"{CAP_TAG}{cname}:{_PER_CHILD}"  # toolgym new keeps the first few of these that can be built
+            family = f"{CAP_TAG}the latest {c.label}:{_PER_CHILD}"  # toolgym new keeps the first few of these that can be built
             for fname, f in refs:
                 p = self.spec.entities[f.ref or ""]
                 if p.key is None or not (p.title or p.natural_key):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -354,6 +355,17 @@ class Deriver:
 
     # -- aggregates -----------------------------------------------------------------------------------------
     def aggregates(self) -> list[TaskTemplate]:
+        """Counts, totals, latest and largest over a named row's children; of those that can be built, at most six
+        over one child entity and six about one parent entity are kept (toolgym.new.build: a ``cap:`` tag)."""
+        from toolgym.new.chains import CAP_TAG
+
+        out = []
+        for t in self._aggregates():
+            child, parent = t.tags[-1].split(">")
+            out.append(replace(t, tags=[*t.tags[:-1], f"{CAP_TAG}{child}:6", f"{CAP_TAG}questions about a {parent}:6"]))
+        return out
+
+    def _aggregates(self) -> list[TaskTemplate]:
         out = []
         for cname, c in self.spec.entities.items():
             for fname, f in c.fields.items():
@@ -369,11 +381,11 @@ class Deriver:
                 tools = [f"search_{p.plural}", f"search_{c.plural}", "submit_answer"]
                 base = f"{cname}_of_{pname}" if fname.removesuffix("_id") == pname else f"{cname}_by_{fname.removesuffix('_id')}"
                 out.append(TaskTemplate(self._aggregate(cname, fname, None, cats + dates), id=f"count_{base}"[:80], category="aggregate",
-                                        tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                        tags=["aggregate", "generated", f"{c.plural} over>{p.label}"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
                                         description=f"How many {c.plural} a {p.label} has (with a filter on some seeds)"))
                 for d in dates:
                     out.append(TaskTemplate(self._extreme(cname, fname, d), id=f"latest_{base}"[:80], category="aggregate",
-                                            tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                            tags=["aggregate", "generated", f"{c.plural} over>{p.label}"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
                                             description=f"The {self.words(cname, d)} of a {p.label}'s latest {c.label}"))
                 refs = [g for n, g in c.fields.items() if g.kind == "ref" and g.visible and n != fname]
                 for m in monies[:1]:
@@ -384,12 +396,12 @@ class Deriver:
                     catalogue = not dates and not self._ordered(c) and (not refs or referenced)
                     if not copied:
                         out.append(TaskTemplate(self._extreme(cname, fname, m), id=f"largest_{m}_{base}"[:80], category="aggregate",
-                                                tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                                tags=["aggregate", "money", "generated", f"{c.plural} over>{p.label}"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
                                                 description=f"The largest {_label(m)} among a {p.label}'s {c.plural}"))
                     if catalogue:
                         continue
                     out.append(TaskTemplate(self._aggregate(cname, fname, m, cats + dates), id=f"total_{m}_{base}"[:80], category="aggregate",
-                                            tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
+                                            tags=["aggregate", "money", "generated", f"{c.plural} over>{p.label}"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
                                             description=f"The total {_label(m)} of a {p.label}'s {c.plural}", difficulty="hard"))
         return out
 
