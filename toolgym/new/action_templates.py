@@ -13,22 +13,21 @@ import ast
 import functools
 import math
 import random
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from fixtures.errors import TaskError
-from fixtures.world import World
 from fixtures.persona import Persona, Terms, plant_persona
-from graders.criteria import AnyToolCalled, CallOrder, ToolCalled, ToolNotCalled, state
+from fixtures.world import World
+from graders.criteria import AnyToolCalled, CallOrder, ToolCalled, ToolNotCalled
 from graders.outcome import completed, refused
-from graders.setup import case, pick, rows
+from graders.setup import case, rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call, refusal_call
+from toolgym.new.action_setup import ActionSetup
+from toolgym.new.chains import order_field
 from toolgym.new.gates import read_gate, rule_gates
 from toolgym.new.oracle_reads import fit_reads
 from toolgym.new.reword import compose, fill
-from toolgym.new.rules import Row, compare_bound, evaluate
-from toolgym.new.action_setup import ActionSetup
-from toolgym.new.chains import order_field
+from toolgym.new.rules import evaluate
 from toolgym.new.templates import _OPENERS, _UPDATE_ONE_SIDED, NAMED, _label, _moment, _order, _quoted, _title
 
 if TYPE_CHECKING:
@@ -328,7 +327,7 @@ class ActionDeriver(ActionSetup):
         """The facts that justify refusing with ``code`` (toolgym.new.gates.rule_gates): the fields the rule reads, of the
         rows it reads them from — the row itself, a parent, a failing chosen child (any that fails), the row a refund
         was to go to, the children it counts or sums. A rule that only bounds an argument needs the row found."""
-        rule, tree = next((r, t) for r, t in self.gen.rules[action.name] if r.code == code)
+        tree = next(t for r, t in self.gen.rules[action.name] if r.code == code)
         scope = self._scope(action, world, subject, row, args)
         what = f"the facts behind {code}"
         if action.kind == "children" and any(isinstance(n, ast.Name) and n.id == action.entity for n in ast.walk(tree)):

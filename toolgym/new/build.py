@@ -317,8 +317,8 @@ def for_users(reason: str) -> str:
 def nothing_kept(dropped: dict[str, str], listing: Path) -> str:
     """The one line ``toolgym new`` ends with when no template survives: how many, the commonest reasons, what to do."""
     if not dropped:
-        return (f"no task template could be derived: the spec has no entity people can name (a title or a natural key) and no "
-                f"references between entities; name rows in spec.json (\"title\", \"natural_key\") or add actions with a rules file")
+        return ("no task template could be derived: the spec has no entity people can name (a title or a natural key) and no "
+                "references between entities; name rows in spec.json (\"title\", \"natural_key\") or add actions with a rules file")
     reasons: Counter[str] = Counter()
     for why in dropped.values():
         head = why.removeprefix("cannot build an instance: ").split(";")[0]

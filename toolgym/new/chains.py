@@ -21,9 +21,10 @@ from graders.criteria import AnswerCheck, number, text
 from graders.outcome import completed
 from graders.setup import rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call
+from toolgym.new.aggregates import AggregateDeriver
 from toolgym.new.gates import read_gate
 from toolgym.new.reword import compose
-from toolgym.new.templates import _OPENERS, LOOKUP_ONE_SIDED, Deriver, _moment, _quoted, _spread, _stream, _title
+from toolgym.new.templates import _OPENERS, LOOKUP_ONE_SIDED, _moment, _quoted, _spread, _stream, _title
 
 if TYPE_CHECKING:
     from toolgym.new.spec import EntitySpec
@@ -48,7 +49,7 @@ def order_field(entity: EntitySpec) -> str | None:
     return next((n for n, f in entity.fields.items() if f.kind == "integer" and f.visible and _YEAR.match(n)), None)
 
 
-class ChainDeriver(Deriver):
+class ChainDeriver(AggregateDeriver):
     """Read templates across a latest child (module docstring), and the latest-child look-up actions share."""
 
     def latest_children(self, world: World, cname: str, fname: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:

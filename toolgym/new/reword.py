@@ -82,8 +82,8 @@ _SYNONYMS = {"many": ("number", "count"), "total": ("sum", "add up", "altogether
 _STARTERS = {"hi", "hello", "hey", "could", "can", "would", "will", "please", "what", "which", "how", "when", "we", "quick",
              "just", "thanks", "thank", "do", "does", "is", "are", "the", "a", "an", "for", "on", "our", "my", "need", "question",
              "morning", "afternoon", "sorry", "so", "also", "any", "it", "this", "that", "there", "let", "hoping", "wondering",
-             "checking", "got", "mind", "if", "when", "while", "whenever", "once", "looking", "trying", "fyi", "cheers", "ok",
-             "okay", "right", "and", "but", "mind", "you", "your", "i'm", "i'd", "i've", "we're", "we'd", "there's", "who",
+             "checking", "got", "mind", "if", "while", "whenever", "once", "looking", "trying", "fyi", "cheers", "ok",
+             "okay", "right", "and", "but", "you", "your", "i'm", "i'd", "i've", "we're", "we'd", "there's", "who",
              "where", "why", "have", "has"}
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][\w'’-]*")
 # what a rewording may never add, by why: each would change the question while every figure and name stays the same
@@ -91,7 +91,7 @@ _QUANTITIES = {"zero", "one", "two", "three", "four", "five", "six", "seven", "e
                "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
                "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million",
                "millions", "billion", "dozen", "dozens", "twice", "thrice", "double", "triple", "half", "quarter", "single",
-               "couple", "few", "several", "once", "again", "pair", "dozen"}
+               "couple", "few", "several", "once", "again", "pair"}
 _CURRENCIES = {"dollar", "dollars", "euro", "euros", "pound", "pounds", "sterling", "yen", "cent", "cents", "pence", "penny",
                "usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "buck", "bucks", "franc", "francs", "rupee", "rupees", "yuan",
                "renminbi", "won", "peso", "pesos", "krona", "kronor", "krone", "crypto", "bitcoin"}
@@ -113,13 +113,12 @@ _DISCOURSE = {"hi", "hello", "hey", "morning", "afternoon", "evening", "thanks",
               "question", "could", "can", "would", "will", "tell", "me", "let", "know", "find", "look", "up", "check", "see",
               "help", "need", "want", "wondering", "hoping", "wonder", "i", "i'm", "i'd", "i've", "we", "we're", "we'd", "we've",
               "us", "our", "my", "your", "it", "it's", "is", "are", "was", "be", "do", "does", "did", "the", "a", "an", "and",
-              "so", "just", "when", "moment", "get", "chance", "kindly", "appreciate", "appreciated", "much", "lot", "a",
-              "what's", "how's", "there's", "here's", "that's", "what", "which", "how", "who", "whose", "there", "here", "got",
+              "so", "just", "when", "moment", "get", "chance", "kindly", "appreciate", "appreciated", "much", "lot", "what's", "how's", "there's", "here's", "that's", "what", "which", "how", "who", "whose", "there", "here", "got",
               "have", "has", "had", "mind", "if", "ok", "okay", "sure", "great", "thx", "pls", "team", "folks", "all", "quickly",
               "asap", "possible", "sorry", "bother", "while", "whenever", "able", "pull", "confirm", "share", "give", "out",
               "on", "of", "for", "to", "in", "at", "by", "with", "from", "as", "or", "its", "their", "his", "her", "they",
               "them", "he", "she", "request", "looking", "trying", "checking", "go", "ahead", "kind", "enough", "fine",
-              "possibly", "maybe", "perhaps", "handle", "take", "care", "sort", "on", "hand"}
+              "possibly", "maybe", "perhaps", "handle", "take", "care", "sort", "hand"}
 
 _CAPTURE: ContextVar[list[tuple[str, dict[str, str]]] | None] = ContextVar("toolgym_reword_capture", default=None)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import random
-import re
 import sqlite3
 from datetime import datetime
 from decimal import Decimal
@@ -31,8 +30,8 @@ from servers.provenance import row_view
 from servers.tools import DomainError, ToolContext, tool
 from toolgym.new.actions import VERIFICATIONS, action_tool, check_keys, requester_tools, verify_tool
 from toolgym.new.errors import NewError
-from toolgym.new.rules import Row, evaluate, parse_rule
-from toolgym.new.spec import ActionSpec, EntitySpec, FieldSpec, Spec, field_label, load_spec
+from toolgym.new.rules import parse_rule
+from toolgym.new.spec import EntitySpec, FieldSpec, Spec, field_label, load_spec
 
 __all__ = ["load_generated", "GeneratedEnvironment", "VERIFICATIONS", "copy_data"]
 

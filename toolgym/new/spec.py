@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolgym.new.errors import NewError
-from toolgym.new.introspect import Source, snake, singular
+from toolgym.new.introspect import Source, singular, snake
 
 __all__ = ["FieldSpec", "EntitySpec", "RuleSpec", "RefundSpec", "ActionSpec", "VerifySpec", "Spec", "field_label", "default_spec", "load_spec", "save_spec", "read_json", "parse_spec"]
 
