@@ -85,8 +85,9 @@ def _read_for(gen: GeneratedEnvironment, world: World, gate: Seen) -> list[ToolC
     for fname, f in e.fields.items():
         if f.kind == "ref" and f.visible and found and len({r[f.column] for r in found}) == 1 and found[0][f.column] is not None:
             value = found[0][f.column]
-            return [ToolCall(tool=f"search_{e.plural}", arguments={fname: value, "limit": 50, "offset": o})
-                    for o in range(0, len(alt.keys) + 50, 50) if o < max(len(alt.keys), 1) + 0][:3]
+            siblings = world.query(f'SELECT count(*) AS n FROM "{e.table}" WHERE "{f.column}" = ?', (value,))[0]["n"]
+            return [ToolCall(tool=f"search_{e.plural}", arguments={fname: value, "limit": 50, "offset": offset})
+                    for offset in range(0, siblings, 50)][:4]  # every page of the rows they share a parent with
     return [ToolCall(tool=f"get_{ename}", arguments={e.key or "": int(k) if gen.is_int(e, e.fields[e.key or ""]) else k}) for k in alt.keys[:10]]
 
 
