@@ -54,7 +54,8 @@ class SetupCache:
         """``idle`` bounds the worlds kept between episodes (each holds a world's memory)."""
         self.environment = environment
         self.limit = limit
-        self.idle = idle
+        # never more idle worlds than the fixture itself pools: a fixture of big worlds (sized by its pool) keeps few
+        self.idle = min(idle, getattr(environment.fixture, "pool_size", idle))
         self._setups: OrderedDict[tuple[str, int], _Setup] = OrderedDict()
         self._idle: OrderedDict[tuple[str, int], list[World]] = OrderedDict()
         self._idle_count = 0

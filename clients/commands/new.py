@@ -17,8 +17,8 @@ DESCRIPTION = (
     "Reads SOURCE (a SQLite file or a folder of CSV/JSON tables: tables, keys, foreign keys, money, dates, statuses), writes an "
     "installable environment package to --out (default ./NAME): the data, spec.json (entities, columns shown, actions and "
     "their rules; edit it and run again), the policy rendered from it, and task templates (look-ups, joins, aggregates, "
-    "actions with a refusal twin per rule). Then runs `toolgym check` on every template and keeps only those that pass on "
-    "every seed, listing what was dropped and why. Run again without --from to regenerate from an edited spec.json; "
+    "actions with a refusal twin per rule, multi-step requests). Then runs `toolgym check` on every template and keeps only "
+    "those that pass on every seed, listing what was dropped and why; when none is kept it says why and exits 2. Run again without --from to regenerate from an edited spec.json; "
     "pyproject.toml, spec.json and tasks.py are never overwritten."
 )
 
@@ -36,9 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=integer(1, 1000), default=10, metavar="N", help="seeds the check plays per template (default 10)")
     parser.add_argument("--no-check", action="store_true", help="write the package without checking its templates")
     parser.add_argument("--no-attacks", action="store_true", help="check oracles, no-ops and negatives only (faster)")
-    parser.add_argument("--llm-base-url", metavar="URL", help="reword each template's prompt with this OpenAI-compatible endpoint "
-                        "(e.g. http://localhost:8000/v1); each wording is validated and proved to change only the prompt, "
-                        "else the original is kept (wordings.json says why)")
+    parser.add_argument("--llm-base-url", metavar="URL", help="with this OpenAI-compatible endpoint (e.g. http://localhost:8000/v1): "
+                        "propose further workflows from the schema and the policy, kept only when the check proves them "
+                        "(proposals.json), and reword each template's prompt, kept only when validated and proved to change "
+                        "only the prompt (wordings.json says why not)")
     parser.add_argument("--llm-model", metavar="MODEL", default="gpt-4o-mini", help="the model to ask (default gpt-4o-mini)")
     parser.add_argument("--llm-api-key-env", metavar="VAR", default="OPENAI_API_KEY",
                         help="environment variable holding the endpoint's API key (default OPENAI_API_KEY; never written to disk)")
@@ -67,4 +68,4 @@ def run(args: argparse.Namespace) -> int:
     print(report.summary())
     print(f"next: pip install -e {report.project}   then   toolgym check {args.name} --seeds 20   and   toolgym run {args.name} --agent oracle")
     print(f"  (or without installing: cd {report.project} && toolgym check {report.package}:environment)")
-    return 0 if report.kept else 1
+    return 0  # nothing kept is a NewError: one line, exit 2 (toolgym.new.build.nothing_kept)

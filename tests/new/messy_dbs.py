@@ -14,7 +14,7 @@ import sqlite3
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
-__all__ = ["hospital", "library", "billing", "logistics", "BUILDERS"]
+__all__ = ["hospital", "library", "billing", "logistics", "big_shop", "BUILDERS"]
 
 _FIRST = ["Ana", "Björn", "Chloé", "Dmitri", "Eun-ji", "Fatima", "Gonzalo", "Hana", "Ítalo", "Jürgen", "Kofi", "Lucía", "Mateus",
           "Nadia", "Oğuz", "Priya", "Quentin", "Renée", "Søren", "Tomás", "Uma", "Vlad", "Wiktoria", "Xu", "Yara", "Zoë"]
@@ -294,3 +294,47 @@ def logistics(path: Path) -> Path:
 
 
 BUILDERS = {"hospital": hospital, "library": library, "billing": billing, "logistics": logistics}
+
+
+def big_shop(path: Path, lines: int = 1_000_000) -> Path:
+    """A shop with ``lines`` order lines (default a million) and customer names shared by many people: customers (one per
+    50 lines; first and last names from short lists, so "Ana Müller" is dozens of people), products, orders (one per 10
+    lines, with a status), order lines and payments. Written in streamed batches: building it never holds the rows in
+    memory, and neither may ``toolgym new`` reading it (bench/new_memory.py measures that)."""
+    rng = random.Random(26)
+    customers, products, orders = max(40, lines // 50), 500, max(40, lines // 10)
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+    CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT NOT NULL, last_name TEXT NOT NULL,
+        email TEXT NOT NULL UNIQUE, city TEXT, postcode TEXT);
+    CREATE TABLE products (product_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, price_cents INTEGER NOT NULL);
+    CREATE TABLE orders (order_id INTEGER PRIMARY KEY, order_number TEXT NOT NULL UNIQUE, customer_id INTEGER NOT NULL
+        REFERENCES customers(customer_id), status TEXT NOT NULL, placed_at TEXT NOT NULL);
+    CREATE TABLE order_lines (line_id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(order_id),
+        product_id INTEGER NOT NULL REFERENCES products(product_id), quantity INTEGER NOT NULL, price_cents INTEGER NOT NULL);
+    CREATE TABLE payments (payment_id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(order_id),
+        amount_cents INTEGER NOT NULL, paid_at TEXT NOT NULL);
+    """)
+    conn.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?, ?)", (
+        (i, rng.choice(_FIRST), rng.choice(_LAST), f"customer{i}@shop.example", rng.choice(["Oslo", "Lima", "Pune", "Kyiv", "Porto"]),
+         f"{rng.randint(10000, 99999)}") for i in range(1, customers + 1)))
+    prices = {i: rng.randint(199, 49_999) for i in range(1, products + 1)}
+    conn.executemany("INSERT INTO products VALUES (?, ?, ?)", ((i, f"Product {i:04d}", prices[i]) for i in prices))
+    start = datetime(2024, 1, 1)
+    conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", (
+        (i, f"SO-{i:07d}", rng.randint(1, customers), rng.choice(["pending", "paid", "shipped", "delivered", "cancelled"]),
+         (start + timedelta(minutes=37 * i)).isoformat(timespec="seconds")) for i in range(1, orders + 1)))
+
+    def order_lines():  # noqa: ANN202
+        for i in range(1, lines + 1):
+            product = rng.randint(1, products)
+            yield i, (i - 1) // 10 + 1 if (i - 1) // 10 + 1 <= orders else orders, product, rng.randint(1, 4), prices[product]
+
+    conn.executemany("INSERT INTO order_lines VALUES (?, ?, ?, ?, ?)", order_lines())
+    conn.executemany("INSERT INTO payments VALUES (?, ?, ?, ?)", (
+        (i, i, rng.randint(500, 200_000), (start + timedelta(minutes=37 * i + 5)).isoformat(timespec="seconds"))
+        for i in range(1, orders + 1)))
+    conn.commit()
+    conn.close()
+    return path
+

@@ -56,13 +56,13 @@ def test_csv_folder(tmp_path: Path) -> None:
     assert {"do_cancel_order", "latest_cancel_order", "count_order_of_customer", "total_total_order_of_customer"} <= set(report.kept), report.summary()
     spec = json.loads((tmp_path / "out" / "shop_env" / "spec.json").read_text())
     cancel = next(a for a in spec["actions"] if a["name"] == "cancel_order")
-    assert cancel["rules"][0]["check"] == "order.status in [paid, pending, shipped]"
+    assert cancel["rules"][0]["check"] == "order.status in [pending]"  # safe default: only early orders are cancelled
 
 
 @pytest.mark.slow
 async def test_finance_and_support_worlds_as_sources(tmp_path: Path) -> None:
-    expected = {"finance": ["do_freeze_account", "join_transfer_payee_customer", "count_card_of_customer"],
-                "support": ["do_cancel_order", "join_shipment_order_customer", "total_subtotal_order_of_customer"]}
+    expected = {"finance": ["do_freeze_account", "join_transfer_payee", "count_card_of_customer"],
+                "support": ["do_cancel_order", "join_shipment_order", "total_amount_credit_ledger_of_customer"]}
     for kit, templates in expected.items():
         name = f"{kit}-copy"
         report = new_environment(name, source=kit_fixture(kit, tmp_path), out=tmp_path / name, check=False, seeds=3)
@@ -116,7 +116,8 @@ def test_regenerate_keeps_hand_written_files(tmp_path: Path) -> None:
     ({"actions": [{"name": "x", "kind": "update", "entity": "track", "fields": ["unit_price"],
                    "rules": [{"check": "album.title == 'x'", "code": "c_x", "message": "m"}]}]}, "unknown name 'album'"),
     ({"actions": [{"name": "x", "kind": "transition", "entity": "track"}]}, "needs 'field'"),
-    ({"actions": [{"name": "x", "kind": "update", "entity": "track", "fields": ["name"], "requires_verified": True}]}, "needs a top-level 'verify'"),
+    ({"actions": [{"name": "x", "kind": "update", "entity": "track", "fields": ["name"], "requires_verified": True}], "verify": None},
+     "needs a top-level 'verify'"),
     ({"entities": {}}, "unknown entity"),
     ({"verify": {"entity": "customer", "fields": ["shoe_size"]}}, "has no field 'shoe_size'"),
 ])
@@ -232,7 +233,7 @@ def _library(path: Path) -> Path:
 def test_an_unseen_database_without_rules(tmp_path: Path) -> None:
     report = new_environment("library", source=_library(tmp_path / "library.db"), out=tmp_path / "out", seeds=3)
     assert len(report.kept) >= 15 and {"do_return_loan", "do_withdraw_book", "count_loan_of_member"} <= set(report.kept), report.summary()
-    assert all(why.startswith("cannot build") for why in report.dropped.values()), report.dropped  # the check dropped none
+    assert all(why.startswith(("cannot build", "one of many alike")) for why in report.dropped.values()), report.dropped  # the check dropped none
     spec = json.loads((tmp_path / "out" / "library_env" / "spec.json").read_text())
     book, member = spec["entities"]["book"]["fields"], spec["entities"]["member"]["fields"]
     assert book["cover"]["kind"] == member["password_hash"]["kind"] == "secret" and book["price"]["kind"] == "money"

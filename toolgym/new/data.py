@@ -38,19 +38,31 @@ def fixture_ddl(source: Source) -> str:
     """CREATE TABLE statements of the fixture (keys, foreign keys, money as INTEGER) plus an index per reference."""
     parts = []
     for t in source.tables:
-        lines = [] if t.key else ['"row_id" INTEGER PRIMARY KEY']
+        # one column names every row: a table keyed by several columns (or none) gets a row_id, so get_ reads it
+        lines = [] if len(t.key) == 1 else ['"row_id" INTEGER PRIMARY KEY']
         for c in t.columns:
             lines.append(f'"{c.name}" {_sql_type(c)}{" NOT NULL" if c.not_null and c.kind != "key" else ""}'.rstrip())
-        if t.key:
-            lines.append("PRIMARY KEY (" + ", ".join(f'"{k}"' for k in t.key) + ")")
-        for c in t.columns:
-            if c.kind == "ref":
+        if len(t.key) == 1:
+            lines.append(f'PRIMARY KEY ("{t.key[0]}")')
+        elif t.key:
+            lines.append("UNIQUE (" + ", ".join(f'"{k}"' for k in t.key) + ")")
+        for c in t.columns:  # SQLite needs the parent column to be its key or unique: a reference to a plain column is the spec's
+            if c.kind == "ref" and _parent_key(source, c):
                 lines.append(f'FOREIGN KEY ("{c.name}") REFERENCES "{c.ref_table}"("{c.ref_column}")')
         parts.append(f'CREATE TABLE "{t.name}" (\n    ' + ",\n    ".join(lines) + "\n);")
+        moments = [c.name for c in t.columns if c.kind == "date"][:1]  # a parent's latest child: one index seek
         for c in t.columns:
             if c.kind == "ref":
-                parts.append(f'CREATE INDEX "ix_{t.name}_{c.name}" ON "{t.name}"("{c.name}");')
+                parts.append(f'CREATE INDEX "ix_{t.name}_{c.name}" ON "{t.name}"("{c.name}"{", " + chr(34) + moments[0] + chr(34) if moments else ""});')
     return "\n".join(parts) + "\n"
+
+
+def _parent_key(source: Source, col: Column) -> bool:
+    """Whether ``col`` refers to its table's single key or a unique column (what a FOREIGN KEY clause may name)."""
+    target = next((t for t in source.tables if t.name == col.ref_table), None)
+    if target is None:
+        return False
+    return target.key == [col.ref_column] or any(c.name == col.ref_column and c.unique for c in target.columns)
 
 
 def _convert(col: Column, value: Any) -> Any:
@@ -58,6 +70,8 @@ def _convert(col: Column, value: Any) -> Any:
         return None
     if isinstance(value, bytes):  # the world's change log is JSON, which holds no BLOB: binary data is kept as hex
         return value.hex()
+    if col.kind == "money" and col.whole and isinstance(value, int):
+        return value * 10**col.scale
     if col.kind == "money" and not col.minor:
         try:  # exact from the text of the value (a REAL's shortest repr), rounded half-up to minor units
             return int(Decimal(str(value)).scaleb(col.scale).to_integral_value(rounding=ROUND_HALF_UP))
@@ -98,12 +112,15 @@ def _sample(source: Source, n: int) -> dict[str, list[sqlite3.Row]]:
     for t in _topological(source):
         refs = [c for c in t.columns if c.kind == "ref" and c.ref_table != t.name]
         order = ", ".join(f'"{k}"' for k in t.key) or "rowid"
-        rows = source.conn.execute(f"{t.select()} ORDER BY {order}").fetchall()
-        if refs:
-            rows = [r for r in rows if all(r[c.name] is None or (r[c.name],) in keys.get(c.ref_table or "", set()) for c in refs)]
-            rows = rows[: 20 * n]
-        else:
-            rows = rows[:n]
+        cursor = source.conn.execute(f"{t.select()} ORDER BY {order}")
+        limit = 20 * n if refs else n
+        rows = []
+        for r in cursor:  # streamed: a million-row table is never all in memory
+            if refs and not all(r[c.name] is None or (r[c.name],) in keys.get(c.ref_table or "", set()) for c in refs):
+                continue
+            rows.append(r)
+            if len(rows) >= limit:
+                break
         kept[t.name] = rows
         keys[t.name] = {(r[t.key[0]],) for r in rows} if len(t.key) == 1 else set()
     return kept
@@ -149,7 +166,7 @@ def write_data(source: Source, target: Path, *, sample: int | None = None, scrub
     rows_of = _sample(source, sample) if sample else None
     rng = random.Random("scrub")
     for t in source.tables:
-        rows = rows_of[t.name] if rows_of is not None else source.conn.execute(t.select()).fetchall()
+        rows = rows_of[t.name] if rows_of is not None else source.conn.execute(t.select())
         scrubbed = []
         for c in t.columns:
             for w in {c.name.lower(), f"{t.name.lower()}.{c.name.lower()}", (c.source or c.name).lower(),
@@ -160,14 +177,25 @@ def write_data(source: Source, target: Path, *, sample: int | None = None, scrub
         names = [c.name for c in t.columns]
         marks = ", ".join("?" for _ in names)
         cols = ", ".join(f'"{n}"' for n in names)
-        data = []
-        for i, r in enumerate(rows):
-            values = [_convert(c, r[c.name]) for c in t.columns]
-            for j, c in enumerate(t.columns):
-                if c.name in scrubbed:
-                    values[j] = _scrubbed(c, i, values[j], rng)
-            data.append(values)
-        out.executemany(f'INSERT INTO "{t.name}" ({cols}) VALUES ({marks})', data)
+        def converted(rows: Any = rows, scrubbed: list[str] = scrubbed, t: Table = t) -> Any:
+            for i, r in enumerate(rows):
+                values = [_convert(c, r[c.name]) for c in t.columns]
+                for j, c in enumerate(t.columns):
+                    if c.name in scrubbed:
+                        values[j] = _scrubbed(c, i, values[j], rng)
+                yield values
+
+        try:
+            out.executemany(f'INSERT INTO "{t.name}" ({cols}) VALUES ({marks})', converted())
+        except sqlite3.IntegrityError as exc:  # a key the source repeats, or a NOT NULL it leaves empty
+            out.close()
+            target.unlink(missing_ok=True)
+            raise NewError(f"table {t.source or t.name!r}: {exc}; fix the source's data or its declared keys") from None
+        except sqlite3.DatabaseError as exc:
+            out.close()
+            target.unlink(missing_ok=True)
+            raise NewError(f"table {t.source or t.name!r} cannot be read: {exc}: the source is damaged; recover it "
+                           "(sqlite3 FILE .recover) or export the tables to CSV") from None
         for c in t.columns:  # a self-reference to a row the sample left out would dangle
             if c.kind == "ref" and c.ref_table == t.name and rows_of is not None:
                 out.execute(f'UPDATE "{t.name}" SET "{c.name}" = NULL WHERE "{c.name}" NOT IN (SELECT "{c.ref_column}" FROM "{t.name}")')

@@ -14,11 +14,13 @@ import json
 import re
 import shlex
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from toolgym.new.errors import NewError
+from toolgym.new.words import split
 
 __all__ = ["Column", "Table", "Source", "read_source", "open_source", "snake", "singular"]
 
@@ -32,6 +34,11 @@ _CATEGORY_MAX = 12
 _EPOCH_WORDS = re.compile(r"(date|_at$|_on$|_ts$|^ts$|time|epoch|created|updated|expires|placed|shipped|delivered|"
                           r"returned|loaned|opened|closed|happened|since|until|deadline|due)", re.I)
 _EPOCH_S = (100_000_000, 4_102_444_800)
+# integer money in whole units: only names that cannot be a count (a "total" of games is not money)
+_WHOLE_MONEY = re.compile(r"(salary|salaries|price|cost|fee|amount|balance|revenue|wage|budget|payment|charge|fare|payroll)", re.I)
+# identifiers people quote: letters and digits in one token (#W2378156, N11539, INV-000123, acct_00042)
+_CODE = re.compile(r"^#?[A-Za-z0-9][A-Za-z0-9_.#/-]{1,30}$")
+_CODE_NAMES = re.compile(r"(number|code|num$|_no$|^no$|sku|tailnum|reference|ref$|isbn|iata|icao|faa)", re.I)
 
 
 @dataclass
@@ -55,6 +62,14 @@ class Column:
     """A date stored as a unix epoch integer: ``"s"`` (seconds) or ``"ms"``; written to the fixture as ISO 8601 UTC."""
     source: str = ""
     """The column's name in the source (``name`` is the fixture's: the same unless it is not a plain identifier)."""
+    whole: bool = False
+    """Money held in whole units as integers (salaries in dollars): ×10**scale into minor units in the fixture."""
+    code: bool = False
+    """Unique text whose values are identifiers people quote (``#W2378156``, ``N11539``, ``INV-000123``)."""
+    low: object = None
+    """The smallest value (numbers and dates): drawn values stay within what the data shows."""
+    high: object = None
+    """The largest value."""
 
 
 @dataclass
@@ -91,17 +106,24 @@ class Source:
 
 
 def snake(name: str) -> str:
-    """``InvoiceLine`` / ``invoice-line`` / ``Invoice Line`` → ``invoice_line``."""
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
-    text = re.sub(r"[^0-9a-zA-Z]+", "_", text).strip("_").lower()
+    """``InvoiceLine`` / ``invoice-line`` / ``Invoice Line`` → ``invoice_line``; ``teamIDretro`` → ``team_id_retro``."""
+    text = "_".join(t.lower() for t in split(name, digits=False))
+    text = re.sub(r"[^0-9a-z]+", "_", text).strip("_")
     if not text or not text[0].isalpha():
         text = "t_" + text
     return text
 
 
+_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman", "mice": "mouse", "geese": "goose",
+              "series": "series", "species": "species", "data": "data", "media": "media", "analyses": "analysis",
+              "indices": "index", "statuses": "status", "addresses": "address", "news": "news"}
+
+
 def singular(word: str) -> str:
-    """A table name's singular (``customers`` → ``customer``, ``categories`` → ``category``)."""
+    """A table name's singular (``customers`` → ``customer``, ``categories`` → ``category``, ``people`` → ``person``)."""
+    for plural, one in _IRREGULAR.items():
+        if word == plural or word.endswith("_" + plural):
+            return word[: len(word) - len(plural)] + one
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "shes", "ches", "xes")):
@@ -140,12 +162,11 @@ def open_source(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
-def _csv_value(text: str) -> object:
-    if text == "":
-        return None
-    if re.fullmatch(r"-?[0-9]{1,18}", text):
-        return int(text)
-    return text
+_NULLS = ("NA", "N/A", "NULL", "null", "NaN", "nan")
+"""Missing values as R, pandas and SQL dumps write them; read as NULL only in a column whose other values are numbers."""
+_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+_INT = re.compile(r"^-?[0-9]{1,18}$")
+_KEYISH = re.compile(r"(^id$|_id$|_key$|_code$|_no$|_num$|_number$|^code$|^key$|^sku$|num$)")
 
 
 def _json_value(value: object) -> object:
@@ -158,66 +179,161 @@ def _json_value(value: object) -> object:
     return value
 
 
-def _read_table_file(file: Path) -> tuple[list[str], list[list[object]]]:
-    """Header and rows of a CSV file (header row first) or a JSON file (a list of objects)."""
+def _csv_rows(file: Path) -> tuple[list[str], Iterator[list[str]]]:
+    """Header (snake_case) and an iterator over the data rows of a CSV file; a row with more or fewer cells than the
+    header is a :class:`NewError` naming the file and line (a ragged file is never half-read)."""
+    handle = file.open(newline="", encoding="utf-8")
+    reader = csv.reader(handle)
+    try:
+        header = [snake(h) for h in next(reader)]
+    except StopIteration:
+        handle.close()
+        raise NewError(f"{file}: empty CSV file (a header row is needed)") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        handle.close()
+        raise NewError(f"{file}: cannot be read as UTF-8 CSV ({exc}); save it as UTF-8 CSV") from None
+
+    def rows() -> Iterator[list[str]]:
+        try:
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise NewError(f"{file}, line {reader.line_num}: {len(row)} cells where the header has {len(header)}; "
+                                   "fix the row (a comma inside a value needs quotes) and run again")
+                yield row
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise NewError(f"{file}, line {reader.line_num}: cannot be read as UTF-8 CSV ({exc})") from None
+        finally:
+            handle.close()
+
+    return header, rows()
+
+
+def _table_rows(file: Path) -> tuple[list[str], Iterator[list[object]]]:
+    """Header and rows of a CSV file (values as text, '' as NULL) or a JSON file (a list of objects)."""
     if file.suffix == ".json":
         try:
             items = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise NewError(f"{file}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise NewError(f"{file}: not valid JSON ({exc})") from None
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise NewError(f"{file}: a JSON table is a list of objects, one per row")
         keys = list(dict.fromkeys(k for item in items for k in item))
-        return [snake(k) for k in keys], [[_json_value(item.get(k)) for k in keys] for item in items]
-    with file.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        try:
-            header = [snake(h) for h in next(reader)]
-        except StopIteration:
-            raise NewError(f"{file}: empty CSV file (a header row is needed)") from None
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise NewError(f"{file}: not a readable CSV file ({exc})") from None
-        rows = []
-        try:
-            for row in reader:
-                if len(row) > len(header):
-                    raise NewError(f"{file}, line {reader.line_num}: {len(row)} cells where the header names {len(header)} "
-                                   "columns; remove the extra cells, or quote a value that holds a comma")
-                if row:
-                    rows.append([_csv_value(v) for v in row])
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise NewError(f"{file}, line {reader.line_num}: not readable as CSV ({exc})") from None
-        return header, rows
+        return [snake(k) for k in keys], iter([[_json_value(item.get(k)) for k in keys] for item in items])
+    header, rows = _csv_rows(file)
+    return header, ([None if v == "" else v for v in row] for row in rows)
+
+
+def _profile(file: Path) -> tuple[list[str], list[str], list[bool], list[bool], int]:
+    """One pass over a table file: (header, SQL type per column, NA-as-NULL per column, unique-and-complete per
+    key-like column, rows). Only the first column and key-like ones keep their values (to test uniqueness)."""
+    header, rows = _table_rows(file)
+    if len(set(header)) != len(header):
+        raise NewError(f"{file}: the header names a column twice ({', '.join(sorted({h for h in header if header.count(h) > 1}))})")
+    n = len(header)
+    ints, nums, seen_na, filled = [True] * n, [True] * n, [False] * n, [0] * n
+    watch = [i == 0 or bool(_KEYISH.search(h)) for i, h in enumerate(header)]
+    values: list[set[object] | None] = [set() if w else None for w in watch]
+    count = 0
+    for row in rows:
+        count += 1
+        for i, v in enumerate(row):
+            if v is None:
+                continue
+            if isinstance(v, str) and v in _NULLS:
+                seen_na[i] = True
+                continue
+            filled[i] += 1
+            text = str(v)
+            if ints[i] and not (isinstance(v, int) or _INT.match(text)):
+                ints[i] = False
+            if nums[i] and not (isinstance(v, (int, float)) or _NUMBER.match(text)):
+                nums[i] = False
+            bucket = values[i]
+            if bucket is not None:
+                if v in bucket:
+                    values[i] = None
+                else:
+                    bucket.add(v)
+    na_null = [seen_na[i] and nums[i] and filled[i] > 0 for i in range(n)]
+    types = ["INTEGER" if ints[i] and filled[i] else "TEXT" for i in range(n)]
+    for i in range(n):
+        if seen_na[i] and not na_null[i]:
+            types[i] = "TEXT"
+    unique = [values[i] is not None and filled[i] == count and count > 0 for i in range(n)]
+    return header, types, na_null, unique, count
 
 
 def _load_csv_folder(folder: Path) -> sqlite3.Connection:
+    """Load a folder of CSV/JSON tables into a private temporary SQLite database (on disk, deleted on close: a
+    million-row file never sits in memory), with a key per table where one column is unique and complete, and the
+    references its values show (a column named like another table's key whose every value is one of that table's)."""
     files = sorted([*folder.glob("*.csv"), *folder.glob("*.json")])
     if not files:
         raise NewError(f"folder {str(folder)!r} holds no .csv or .json file; give one file per table (CSV with a header "
                        "row, or JSON: a list of objects)")
-    conn = sqlite3.connect(":memory:")
+    conn = sqlite3.connect("")
     conn.row_factory = sqlite3.Row
-    names = {snake(f.stem) for f in files}
+    profiles = {}
+    keys: dict[str, str] = {}
     for file in files:
-        header, body = _read_table_file(file)
         table = snake(file.stem)
-        key = next((h for h in header if h in ("id", f"{singular(table)}_id")), None)
+        if table in profiles:
+            raise NewError(f"{file}: two files make the table {table!r}; rename one")
+        header, types, na_null, unique, _ = _profile(file)
+        profiles[table] = (file, header, types, na_null)
+        named = [h for h, u in zip(header, unique, strict=True) if u and h in ("id", f"{singular(table)}_id")]
+        keyish = [h for i, (h, u) in enumerate(zip(header, unique, strict=True)) if u and (_KEYISH.search(h) or i == 0)]
+        key = (named or keyish or [None])[0]
+        if key is not None:
+            keys[table] = key
+    for table, (file, header, types, na_null) in profiles.items():
+        defs = [f'"{h}" {t}' + (" PRIMARY KEY" if keys.get(table) == h else "") for h, t in zip(header, types, strict=True)]
+        conn.execute(f'CREATE TABLE "staging_{table}" ({", ".join(defs)})')
+        _, rows = _table_rows(file)
+        marks = ", ".join("?" for _ in header)
+        cast = [int if t == "INTEGER" else None for t in types]
+
+        def clean(row: list[object]) -> list[object]:
+            out = []
+            for v, c, na in zip(row, cast, na_null, strict=True):
+                if v is None or (na and v in _NULLS):
+                    out.append(None)
+                else:
+                    out.append(c(v) if c is not None and not isinstance(v, int) else v)
+            return out
+
+        conn.executemany(f'INSERT INTO "staging_{table}" VALUES ({marks})', (clean(r) for r in rows))
+    for table, (file, header, types, na_null) in profiles.items():
         defs = []
-        for h in header:
-            typ = "INTEGER" if all(isinstance(r[header.index(h)], int) or r[header.index(h)] is None for r in body) else "TEXT"
-            line = f'"{h}" {typ}'
-            if h == key and len({r[header.index(h)] for r in body}) == len(body):
-                line += " PRIMARY KEY"
-            elif h.endswith("_id") and h != key:
-                target = next((n for n in names if singular(n) == h[:-3] or n == h[:-3]), None)
+        for h, t in zip(header, types, strict=True):
+            line = f'"{h}" {t}' + (" PRIMARY KEY" if keys.get(table) == h else "")
+            if keys.get(table) != h:
+                target = _reference(conn, table, h, keys)
                 if target is not None:
-                    line += f' REFERENCES "{target}"'
+                    line += f' REFERENCES "{target}"("{keys[target]}")'
             defs.append(line)
         conn.execute(f'CREATE TABLE "{table}" ({", ".join(defs)})')
-        marks = ", ".join("?" for _ in header)
-        conn.executemany(f'INSERT INTO "{table}" VALUES ({marks})', [r + [None] * (len(header) - len(r)) for r in body])
-    # foreign keys named after a table whose key is not 'id' were declared without a column: fill it in
+        conn.execute(f'INSERT INTO "{table}" SELECT * FROM "staging_{table}"')
+    for table in profiles:
+        conn.execute(f'DROP TABLE "staging_{table}"')
+    conn.commit()
     return conn
+
+
+def _reference(conn: sqlite3.Connection, table: str, column: str, keys: dict[str, str]) -> str | None:
+    """The table ``column`` refers to: one keyed by a column of the same name (``player_id`` → the table keyed by
+    ``player_id``) or named by it (``customer_id`` → ``customers``), holding every value the column holds."""
+    for target, key in keys.items():
+        if target == table:
+            continue
+        if column == key or column in (f"{singular(target)}_id", f"{target}_id"):
+            left = conn.execute(f'SELECT count(*) FROM "staging_{table}" WHERE "{column}" IS NOT NULL AND "{column}" NOT IN '
+                                f'(SELECT "{key}" FROM "staging_{target}")').fetchone()[0]
+            if left == 0:
+                return target
+    return None
 
 
 def _is_decimal(value: object) -> bool:
@@ -249,6 +365,8 @@ def _describe_column(conn: sqlite3.Connection, table: str, info: sqlite3.Row, fk
         col.kind = "secret"
     elif name.lower().endswith(("_minor", "_cents", "_pence")) and sample and all(isinstance(v, int) for v in sample):
         col.kind, col.minor = "money", True
+    elif _WHOLE_MONEY.search(name) and sample and all(isinstance(v, int) and not isinstance(v, bool) for v in sample):
+        col.kind, col.whole = "money", True
     elif sample and all(isinstance(v, (int, float)) or _is_decimal(v) for v in sample) and any(_is_decimal(v) for v in sample):
         places = max((len(str(Decimal(str(v))).partition(".")[2]) for v in sample), default=0)
         # REAL money carries binary noise (0.1 + 0.2 = 0.30000000000000004): still money when every value is
@@ -268,6 +386,13 @@ def _describe_column(conn: sqlite3.Connection, table: str, info: sqlite3.Row, fk
         col.values = sorted(str(r[0]) for r in conn.execute(f'SELECT DISTINCT {q} FROM "{table}" WHERE {q} IS NOT NULL'))
     elif (stats["av"] or 0) > 60:
         col.kind = "freetext"
+    if col.kind in ("key", "text", "ref") and col.unique and sample and all(isinstance(v, str) for v in sample):
+        texts = [str(v) for v in sample]
+        coded = all(_CODE.match(v) for v in texts) and all(any(ch.isdigit() for ch in v) for v in texts)
+        col.code = coded and (_CODE_NAMES.search(name) is not None or all(any(ch.isalpha() or ch == "#" for ch in v) for v in texts))
+    if col.kind in ("integer", "money", "date", "decimal"):
+        bounds = conn.execute(f'SELECT min({q}) AS lo, max({q}) AS hi FROM "{table}"').fetchone()
+        col.low, col.high = bounds["lo"], bounds["hi"]
     return col
 
 
@@ -279,12 +404,14 @@ def read_source(path: str | Path) -> Source:
     """
     conn = open_source(path)
     try:
-        return _describe_source(path, conn)
-    except sqlite3.DatabaseError as exc:  # damage quick_check did not see: still one line, never a traceback
-        raise NewError(f"source {str(path)!r} cannot be read as SQLite: {exc}; repair it first (sqlite3 SOURCE .recover)") from None
+        return _read(path, conn)
+    except sqlite3.DatabaseError as exc:  # a damaged page anywhere in the file: one line, never a traceback
+        conn.close()
+        raise NewError(f"source {str(path)!r} cannot be read as SQLite ({exc}): the file is damaged; recover it "
+                       "(sqlite3 FILE .recover) or export the tables to CSV") from None
 
 
-def _describe_source(path: str | Path, conn: sqlite3.Connection) -> Source:
+def _read(path: str | Path, conn: sqlite3.Connection) -> Source:
     listing = conn.execute("SELECT name, type FROM pragma_table_list WHERE schema = 'main' ORDER BY name").fetchall()
     tables = []
     for row in listing:
@@ -297,9 +424,11 @@ def _describe_source(path: str | Path, conn: sqlite3.Connection) -> Source:
         for fk in conn.execute(f'PRAGMA foreign_key_list("{name}")').fetchall():
             target = fk["table"]
             tcol = fk["to"]
-            if tcol is None:
+            if tcol is None:  # REFERENCES t: its primary key; a table keyed by several columns (or none) cannot be named so
                 tkey = [r["name"] for r in conn.execute(f'PRAGMA table_info("{target}")') if r["pk"] > 0]
-                tcol = tkey[0] if len(tkey) == 1 else "id"
+                if len(tkey) != 1:
+                    continue
+                tcol = tkey[0]
             fks[fk["from"]] = (target, tcol)
         count = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
         columns = [_describe_column(conn, name, r, fks, key, count) for r in info]
@@ -322,6 +451,8 @@ def _describe_source(path: str | Path, conn: sqlite3.Connection) -> Source:
 
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_RESERVED = ("persona",)
+"""Tables a generated world adds (fixtures/persona.py): a source table of that name is renamed (``persona_2``)."""
 
 
 def _safe(name: str, taken: set[str]) -> str:
@@ -337,7 +468,7 @@ def _safe(name: str, taken: set[str]) -> str:
 def _fixture_names(tables: list[Table]) -> None:
     """Give tables and columns whose names are not plain identifiers (``"wait list"``, ``"O'Neil"``) fixture names
     in snake_case; the source is still read under the old ones (:meth:`Table.select`)."""
-    taken: set[str] = set()
+    taken: set[str] = set(_RESERVED)  # the kit's own tables in a world (a persona, verifications) are never a source's
     renamed: dict[str, str] = {}
     columns: dict[tuple[str, str], str] = {}
     for t in tables:

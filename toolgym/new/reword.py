@@ -10,7 +10,9 @@ template (never per seed, temperature 0, bounded retries and timeout) to reword 
 model sees only the template and what each placeholder stands for, never a row of the data. The answer is kept only
 when :func:`check_wording` accepts it (every placeholder exactly once and glued where it was, no placeholder
 invented, no digit, amount, id, quotation or name the original lacks, no instruction to the agent, no word that
-flips the question, every content word of the original kept, one paragraph, bounded length) and :func:`prove`
+flips the question, no added quantity, currency, unit or qualifier — "twice", "in euros", "per unit", "above" — and no
+added word at all beyond greetings and the words of asking, every content word of the original kept, one paragraph,
+bounded length) and :func:`prove`
 shows, on every seed the check plays, that the instance with the new wording has the same world hash, oracle,
 rubric, outcome, negatives and metadata as without it — only the prompt differs. Anything else (an endpoint error,
 a timeout, a body that is not JSON, a rejected or unproved wording) keeps the original wording, and the reason is
@@ -80,10 +82,43 @@ _SYNONYMS = {"many": ("number", "count"), "total": ("sum", "add up", "altogether
 _STARTERS = {"hi", "hello", "hey", "could", "can", "would", "will", "please", "what", "which", "how", "when", "we", "quick",
              "just", "thanks", "thank", "do", "does", "is", "are", "the", "a", "an", "for", "on", "our", "my", "need", "question",
              "morning", "afternoon", "sorry", "so", "also", "any", "it", "this", "that", "there", "let", "hoping", "wondering",
-             "checking", "got", "mind", "if", "when", "while", "whenever", "once", "looking", "trying", "fyi", "cheers", "ok",
-             "okay", "right", "and", "but", "mind", "you", "your", "i'm", "i'd", "i've", "we're", "we'd", "there's", "who",
+             "checking", "got", "mind", "if", "while", "whenever", "once", "looking", "trying", "fyi", "cheers", "ok",
+             "okay", "right", "and", "but", "you", "your", "i'm", "i'd", "i've", "we're", "we'd", "there's", "who",
              "where", "why", "have", "has"}
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][\w'’-]*")
+# what a rewording may never add, by why: each would change the question while every figure and name stays the same
+_QUANTITIES = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+               "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
+               "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million",
+               "millions", "billion", "dozen", "dozens", "twice", "thrice", "double", "triple", "half", "quarter", "single",
+               "couple", "few", "several", "once", "again", "pair"}
+_CURRENCIES = {"dollar", "dollars", "euro", "euros", "pound", "pounds", "sterling", "yen", "cent", "cents", "pence", "penny",
+               "usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "buck", "bucks", "franc", "francs", "rupee", "rupees", "yuan",
+               "renminbi", "won", "peso", "pesos", "krona", "kronor", "krone", "crypto", "bitcoin"}
+_UNITS = {"percent", "percentage", "per", "unit", "units", "kg", "kilo", "kilos", "kilogram", "kilograms", "gram", "grams", "lb",
+          "lbs", "km", "kilometer", "kilometers", "kilometre", "kilometres", "mile", "miles", "meter", "meters", "metre", "metres",
+          "feet", "foot", "inch", "inches", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month",
+          "months", "year", "years", "daily", "weekly", "monthly", "yearly", "annual", "annually", "hourly", "piece", "pieces",
+          "liter", "liters", "litre", "litres", "gallon", "gallons", "each", "apiece"}
+_QUALIFIERS = {"above", "below", "over", "under", "more", "less", "fewer", "greater", "higher", "lower", "than", "least", "most",
+               "exactly", "approximately", "roughly", "around", "about", "nearly", "almost", "between", "within", "after",
+               "before", "since", "until", "till", "gross", "net", "including", "included", "excluding", "plus", "minus", "tax",
+               "taxes", "vat", "shipping", "discount", "discounted", "refunded", "cancelled", "pending", "active", "open",
+               "closed", "paid", "unpaid", "current", "recent", "new", "old", "original", "expected", "estimated", "rounded",
+               "converted", "today", "yesterday", "tomorrow", "this", "that", "these", "those", "same", "overall", "combined",
+               "altogether", "whole", "entire", "full", "partial", "partly", "mostly", "additional", "extra", "also", "too",
+               "either", "neither", "any", "some", "top", "bottom", "cheapest", "priciest", "biggest", "highest", "newest",
+               "last", "sum", "count", "number", "max", "maximum"}
+_DISCOURSE = {"hi", "hello", "hey", "morning", "afternoon", "evening", "thanks", "thank", "you", "please", "cheers", "quick",
+              "question", "could", "can", "would", "will", "tell", "me", "let", "know", "find", "look", "up", "check", "see",
+              "help", "need", "want", "wondering", "hoping", "wonder", "i", "i'm", "i'd", "i've", "we", "we're", "we'd", "we've",
+              "us", "our", "my", "your", "it", "it's", "is", "are", "was", "be", "do", "does", "did", "the", "a", "an", "and",
+              "so", "just", "when", "moment", "get", "chance", "kindly", "appreciate", "appreciated", "much", "lot", "what's", "how's", "there's", "here's", "that's", "what", "which", "how", "who", "whose", "there", "here", "got",
+              "have", "has", "had", "mind", "if", "ok", "okay", "sure", "great", "thx", "pls", "team", "folks", "all", "quickly",
+              "asap", "possible", "sorry", "bother", "while", "whenever", "able", "pull", "confirm", "share", "give", "out",
+              "on", "of", "for", "to", "in", "at", "by", "with", "from", "as", "or", "its", "their", "his", "her", "they",
+              "them", "he", "she", "request", "looking", "trying", "checking", "go", "ahead", "kind", "enough", "fine",
+              "possibly", "maybe", "perhaps", "handle", "take", "care", "sort", "hand"}
 
 _CAPTURE: ContextVar[list[tuple[str, dict[str, str]]] | None] = ContextVar("toolgym_reword_capture", default=None)
 
@@ -200,6 +235,14 @@ def check_wording(original: str, candidate: str) -> str | None:
             start = re.search(r"(^|[.!?:;—–-]\s*|,\s*)$", bare[: m.start()].rstrip(" ")) is not None or not bare[: m.start()].strip()
             if not (start and low in _STARTERS) or (len(word) > 1 and word.isupper()):
                 return f"adds a name ({word!r})"
+    said = {w for word in owords for phrase in _SYNONYMS.get(word, ()) for w in phrase.split()}  # "latest": "most recent"
+    for m in added:
+        low = m.group(0).casefold().replace("’", "'")
+        if low in said:
+            continue
+        for words, what in ((_QUANTITIES, "a quantity"), (_CURRENCIES, "a currency"), (_UNITS, "a unit"), (_QUALIFIERS, "a qualifier")):
+            if low in words:
+                return f"adds {what} ({m.group(0)!r})"
     if re.search(r"\b(do not|don't|make sure|be sure|remember to|you should)\b", bare, re.I) and not re.search(
             r"\b(do not|don't|make sure|be sure|remember to|you should)\b", obare, re.I):
         return "adds an instruction"
@@ -211,6 +254,10 @@ def check_wording(original: str, candidate: str) -> str | None:
         if _stem(word) in cwords or any(s in low_bare for s in _SYNONYMS.get(word, ())):
             continue
         return f"drops the word {word!r}"
+    for m in added:  # any other word added may narrow or widen what is asked ("discontinued", "European")
+        low = m.group(0).casefold().replace("’", "'")
+        if low not in _DISCOURSE and low not in said and low not in _STARTERS:
+            return f"adds a word that could change what is asked ({m.group(0)!r})"
     return None
 
 

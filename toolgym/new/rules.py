@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from fixtures.world import World
     from toolgym.new.spec import ActionSpec, FieldSpec, Spec
 
-__all__ = ["parse_rule", "check_rules", "Row", "evaluate", "action_names", "compare_bound"]
+__all__ = ["parse_rule", "check_rules", "Row", "evaluate", "action_names", "replacement_names", "compare_bound"]
 
 _CMP = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
         ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
@@ -46,22 +46,32 @@ def parse_rule(text: str) -> ast.Expression:
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED):
             raise ValueError(f"{type(node).__name__} is not allowed in a rule (comparisons, and/or/not, + - *, sum(), count())")
-        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name) or node.func.id not in ("sum", "count")
+        if isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name) or node.func.id not in ("sum", "count", "values")
                                            or len(node.args) != 1 or node.keywords):
-            raise ValueError("the only functions are sum(children.field) and count(children)")
+            raise ValueError("the only functions are sum(children.field), count(children) and values(children.field)")
     return tree
 
 
 def action_names(spec: Spec, action: ActionSpec) -> dict[str, str]:
     """Names a rule of ``action`` may use: entity names (→ ``"row"``) and argument names (→ ``"arg"``)."""
     names = {"today": "today"} if action.kind == "create" else {action.entity: "row", "today": "today"}  # a new row is not there yet
-    if action.kind == "create":
+    if action.kind in ("create", "children"):  # children: each chosen child by its entity name, and the row they belong to
         parent = spec.entities[action.entity].fields[action.parent or ""].ref or ""
         names[parent] = "row"
-        names.update({f: "arg" for f in action.fields})
-    elif action.kind == "update":
-        names.update({f: "arg" for f in action.fields})
+    names.update({f: "arg" for f in action.fields if f != action.parent})
+    if action.refund is not None:  # the row refunded to, and its id as given
+        names[action.refund.to] = "row"
+        names[f"{action.refund.to}_id"] = "arg"
+    names.update({n: "row" for n in replacement_names(spec, action)})
     return names
+
+
+def replacement_names(spec: Spec, action: ActionSpec) -> dict[str, str]:
+    """A ``replace`` action's name for the row each chosen child gets instead (``new_variant``) → its entity."""
+    if action.kind != "children" or not action.replace:
+        return {}
+    target = spec.entities[action.entity].fields[action.replace].ref or ""
+    return {f"new_{target}": target}
 
 
 def check_rules(spec: Spec, path: Path | str) -> None:
@@ -94,7 +104,10 @@ def check_rules(spec: Spec, path: Path | str) -> None:
                     if not any(f.kind == "ref" and f.ref in rows for f in child.fields.values()):
                         raise NewError(f"{where}: {base.id} do not refer to {' or '.join(rows) or 'a row of this action'}, so "
                                        f"{node.func.id}({base.id}...) has nothing to count")  # type: ignore[attr-defined]
-                    if node.func.id == "sum":  # type: ignore[attr-defined]
+                    if node.func.id == "values":  # type: ignore[attr-defined]
+                        if not isinstance(arg, ast.Attribute) or arg.attr not in child.fields:
+                            raise NewError(f"{where}: values() takes children.field, a field of {base.id}, e.g. values({base.id}.{next(iter(child.fields))})")
+                    elif node.func.id == "sum":  # type: ignore[attr-defined]
                         if not isinstance(arg, ast.Attribute) or not isinstance(arg.value, ast.Name):
                             raise NewError(f"{where}: sum() takes children.field, e.g. sum({base.id}.amount)")
                         if arg.attr not in child.fields or child.fields[arg.attr].kind not in ("money", "integer", "decimal"):
@@ -126,6 +139,8 @@ def _check_path(spec: Spec, node: ast.Attribute, known: dict[str, str], plurals:
     if known.get(cur.id) != "row":
         raise NewError(f"{where}: {cur.id!r} has no fields; fields are read from {', '.join(n for n, k in known.items() if k == 'row')}")
     entity, path = cur.id, cur.id
+    for action in spec.actions:  # the replacement row of a replace action is named new_<entity>
+        entity = replacement_names(spec, action).get(cur.id, entity)
     for i, part in enumerate(parts):
         e = spec.entities[entity]
         f = e.fields.get(part)
@@ -178,10 +193,10 @@ class Row:
         e = self.spec.entities[self.entity]
         f = e.fields.get(name)
         if navigate and f is not None and f.kind == "ref":
-            return load_row(self.spec, self.world, f.ref or "", self.data[f.column])
+            return load_row(self.spec, self.world, f.ref or "", self.data[f.column], by=f.to)
         if f is None and f"{name}_id" in e.fields and e.fields[f"{name}_id"].kind == "ref":
             ref = e.fields[f"{name}_id"]
-            return load_row(self.spec, self.world, ref.ref or "", self.data[ref.column])
+            return load_row(self.spec, self.world, ref.ref or "", self.data[ref.column], by=ref.to)
         if f is None:
             raise ValueError(f"{self.entity} has no field {name!r}")
         value = self.data[f.column]
@@ -190,9 +205,10 @@ class Row:
         return value
 
 
-def load_row(spec: Spec, world: World, entity: str, key: Any) -> Row | None:
+def load_row(spec: Spec, world: World, entity: str, key: Any, *, by: str | None = None) -> Row | None:
+    """The row of ``entity`` whose key (or field ``by``: a reference to a non-key field) is ``key``; None if none."""
     e = spec.entities[entity]
-    found = world.query(f'SELECT * FROM "{e.table}" WHERE "{e.fields[e.key or ""].column}" = ?', (key,))
+    found = world.query(f'SELECT * FROM "{e.table}" WHERE "{e.fields[by or e.key or ""].column}" = ?', (key,))
     return Row(spec, entity, dict(found[0]), world) if found else None
 
 
@@ -200,11 +216,12 @@ def _children(spec: Spec, plural: str, scope: dict[str, Any]) -> tuple[str, list
     child = next(n for n, e in spec.entities.items() if e.plural == plural)
     ce = spec.entities[child]
     for row in scope.values():
-        if not isinstance(row, Row):
+        if not isinstance(row, Row) or row.entity == child:
             continue
         link = next((f for f in ce.fields.values() if f.kind == "ref" and f.ref == row.entity), None)
         if link is not None:
-            return child, [dict(r) for r in row.world.query(f'SELECT * FROM "{ce.table}" WHERE "{link.column}" = ?', (row.key,))]
+            return child, [dict(r) for r in row.world.query(f'SELECT * FROM "{ce.table}" WHERE "{link.column}" = ?',
+                                                            (row.data[spec.ref_column(link)],))]
     raise ValueError(f"no row in this rule's scope has {plural}")
 
 
@@ -265,6 +282,8 @@ def evaluate(tree: ast.Expression, spec: Spec, scope: dict[str, Any]) -> Any:
             if node.func.id == "count":  # type: ignore[attr-defined]
                 return len(found)
             f = spec.entities[child].fields[arg.attr]  # type: ignore[attr-defined]
+            if node.func.id == "values":  # type: ignore[attr-defined]
+                return [r[f.column] for r in found if r[f.column] is not None]
             total = sum(int(r[f.column] or 0) for r in found) if f.kind == "money" else sum(r[f.column] or 0 for r in found)
             return Decimal(total).scaleb(-f.scale) if f.kind == "money" else total
         raise ValueError(f"cannot evaluate {type(node).__name__}")

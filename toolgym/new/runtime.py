@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import random
-import re
 import sqlite3
 from datetime import datetime
 from decimal import Decimal
@@ -25,22 +24,24 @@ from pydantic import BaseModel, Field, create_model
 from fixtures.fixture import Fixture
 from fixtures.money import Amount
 from fixtures.search import index_sql, match
+from fixtures.persona import PERSONA_SCHEMA
 from servers.answer import answer_tool
 from servers.environment import Environment, ResourceSpec
 from servers.provenance import row_view
 from servers.tools import DomainError, ToolContext, tool
+from toolgym.new.actions import VERIFICATIONS, action_tool, check_keys, requester_tools, verify_tool
 from toolgym.new.errors import NewError
-from toolgym.new.rules import Row, evaluate, parse_rule
-from toolgym.new.spec import ActionSpec, EntitySpec, FieldSpec, Spec, load_spec
+from toolgym.new.rules import parse_rule
+from toolgym.new.spec import EntitySpec, FieldSpec, Spec, field_label, load_spec
 
-__all__ = ["load_generated", "GeneratedEnvironment", "VERIFICATIONS"]
+__all__ = ["load_generated", "GeneratedEnvironment", "VERIFICATIONS", "copy_data"]
 
-VERIFICATIONS = "toolgym_verifications"
-"""The table where ``verify_<entity>`` records a verified identity for the rest of the episode."""
 _VERIFY_DDL = (f"CREATE TABLE {VERIFICATIONS} (id INTEGER PRIMARY KEY, entity TEXT NOT NULL, key TEXT NOT NULL, "
                "outcome TEXT NOT NULL CHECK (outcome IN ('verified', 'failed')), at TEXT NOT NULL);\n")
 _PAGE = 20
 _MAX_INT = 2**53
+_POOL_BUDGET = 112 * 2**20
+"""Bytes of released worlds a generated fixture keeps for reuse (its pool size is this over its data's size)."""
 
 
 class AnswerReceipt(BaseModel):
@@ -49,13 +50,6 @@ class AnswerReceipt(BaseModel):
     received: bool
     submitted_at: str
     value_names: list[str]
-
-
-class VerifyResult(BaseModel):
-    """Whether the details given match the record."""
-
-    verified: bool
-    message: str
 
 
 def _pascal(name: str) -> str:
@@ -67,7 +61,7 @@ class GeneratedEnvironment:
 
     def __init__(self, folder: Path, module: str) -> None:
         self.folder, self.module = folder, module
-        self.spec: Spec = load_spec(folder / "spec.json")
+        self.spec: Spec = _with_proposals(load_spec(folder / "spec.json"), folder)
         self.data = folder / "data.sqlite"
         if not self.data.exists():
             raise NewError(f"{self.data} is missing: run `toolgym new {self.spec.name} --from SOURCE --out {folder.parent}`")
@@ -82,6 +76,7 @@ class GeneratedEnvironment:
         self._search_indexes: dict[str, str] | None = None
         self._check_columns()
         self.rules = {a.name: [(r, parse_rule(r.check)) for r in a.rules] for a in self.spec.actions}
+        self._queries: dict[str, Any] = {}
         self.models: dict[str, type[BaseModel]] = {}
         self.summaries: dict[str, type[BaseModel]] = {}
         for ename, entity in self.spec.entities.items():
@@ -112,6 +107,7 @@ class GeneratedEnvironment:
                         raise NewError(f"spec.json: action {action.name!r} creates {e.plural} but leaves {field!r} empty, and the "
                                        f"table requires it (NOT NULL): add it to the action's 'fields' (the agent gives it) or "
                                        f"'set' (a fixed value)")
+            check_keys(self, conn)
         finally:
             conn.close()
 
@@ -141,16 +137,30 @@ class GeneratedEnvironment:
         # read provenance (servers/provenance.py): a result showing this model showed the entity's row, field by field
         return row_view(entity.table, entity.key)(model) if entity.key in names else model
 
+    def label(self, entity: EntitySpec, name: str) -> str:
+        """The words for a field of ``entity`` (its spec label, else its column in words)."""
+        f = entity.fields.get(name)
+        return field_label(name, f) if f is not None else name.replace("_", " ")
+
+    def money_text(self, f: FieldSpec, minor: int) -> str:
+        """Integer minor units → the decimal string tools show (exact)."""
+        return str(Decimal(int(minor)).scaleb(-f.scale).quantize(Decimal(1).scaleb(-f.scale)))
+
     def _describe(self, entity: EntitySpec, name: str, f: FieldSpec) -> str:
+        words = field_label(name, f)
         if f.kind == "money":
-            return "Amount as a decimal string"
+            return f"{words.capitalize()}: an amount as a decimal string"
         if f.kind == "ref":
-            return f"Id of the {self.spec.entities[f.ref or ''].label}"
+            target = self.spec.entities[f.ref or ""]
+            if f.to is not None:
+                return f"{words.capitalize()}: the {self.label(target, f.to)} of the {target.label}"
+            what = "code" if not self.is_int(target, target.fields[target.key or ""]) else "id"
+            return f"{words.capitalize()}: the {what} of the {target.label}"
         if f.kind == "category":
-            return "One of: " + ", ".join(f.values)
+            return f"{words.capitalize()}: one of " + ", ".join(f.values)
         if f.kind == "date":
-            return "Date (ISO 8601)"
-        return name.replace("_", " ").capitalize()
+            return f"{words.capitalize()} (ISO 8601)"
+        return words[:1].upper() + words[1:]
 
     def public(self, ename: str, row: dict[str, Any], *, summary: bool = False, world: Any = None) -> BaseModel:
         entity = self.spec.entities[ename]
@@ -162,7 +172,7 @@ class GeneratedEnvironment:
             f = entity.fields[n]
             value = row[f.column]
             if f.kind == "money" and value is not None:
-                value = str(Decimal(int(value)).scaleb(-f.scale).quantize(Decimal(1).scaleb(-f.scale)))
+                value = self.money_text(f, value)
             elif value is not None and model.model_fields[n].annotation == (str | None):
                 value = str(value)
             out[n] = value
@@ -173,7 +183,7 @@ class GeneratedEnvironment:
             for cname, child in self.spec.entities.items():
                 for f in child.fields.values():
                     if f.kind == "ref" and f.ref == ename:
-                        n = world.query(f'SELECT count(*) AS n FROM "{child.table}" WHERE "{f.column}" = ?', (row[entity.fields[entity.key].column],))[0]["n"]
+                        n = world.query(f'SELECT count(*) AS n FROM "{child.table}" WHERE "{f.column}" = ?', (row[self.spec.ref_column(f)],))[0]["n"]
                         if n:
                             related[child.plural] = related.get(child.plural, 0) + n
             out["related"] = related
@@ -189,6 +199,11 @@ class GeneratedEnvironment:
 
     def value_type(self, entity: EntitySpec, name: str) -> Any:
         f = entity.fields[name]
+        if f.kind == "ref" and f.to is not None:  # a reference by a code or name: the type of that field
+            target = self.spec.entities[f.ref or ""]
+            if self.is_int(target, target.fields[f.to]):
+                return Annotated[int, Field(ge=-_MAX_INT, le=_MAX_INT, description=f"The {self.label(target, f.to)} of the {target.label}")]
+            return Annotated[str, Field(min_length=1, max_length=200, description=f"The {self.label(target, f.to)} of the {target.label}")]
         if f.kind == "ref":
             return self.id_type(self.spec.entities[f.ref or ""])
         if f.kind == "money":
@@ -215,9 +230,10 @@ class GeneratedEnvironment:
             if entity.key is not None:
                 found.append(self._get_tool(ename, entity))
         if self.spec.verify is not None:
-            found.append(self._verify_tool())
+            found.append(verify_tool(self))
+            found += requester_tools(self)
         for action in self.spec.actions:
-            found.append(self._action_tool(action))
+            found.append(action_tool(self, action))
         found.append(answer_tool(
             outcomes=("completed", "refused"), reason_codes=self.spec.reason_codes(), receipt=AnswerReceipt,
             now=lambda ctx: ctx.clock.now.isoformat(), answer_help="Your final answer, in plain words",
@@ -243,20 +259,31 @@ class GeneratedEnvironment:
             params += [(f"{n}_from", day, None), (f"{n}_to", day, None)]
             filters[f"{n}_from"] = (entity.fields[n].column, ">=")
             filters[f"{n}_to"] = (entity.fields[n].column, "<=")
+        sortable = [n for n, f in entity.fields.items() if f.visible and f.kind in ("date", "money", "integer", "decimal")]
+        if sortable:
+            params += [("sort", Literal[tuple(sortable)] | None, None),  # type: ignore[misc]
+                       ("descending", Annotated[bool, Field(description="Largest or latest first")], False)]
         params += [("limit", Annotated[int, Field(ge=1, le=50)], _PAGE), ("offset", Annotated[int, Field(ge=0, le=1_000_000)], 0)]
-        text_cols = _text_columns(entity)
+        quoted = self.quoted_columns(entity)
+        text_cols = self.text_columns(entity)
         index = self.search_indexes().get(ename)
-        order = f'"{entity.fields[entity.key].column}"' if entity.key else "rowid"
+        key_order = f'"{entity.fields[entity.key].column}"' if entity.key else "rowid"
+        monies = [n for n in self.summary_fields(entity) if entity.fields[n].kind == "money"]
         summary = self.summaries[ename]
+        extra: dict[str, Any] = {}
+        if monies:
+            extra["sums"] = (dict[str, str], Field(default_factory=dict, description="Each amount field added up over every "
+                                                   "matching row (all pages), as a decimal string"))
         page = create_model(f"{_pascal(entity.plural)}Page", __doc__=f"One page of {entity.plural}.",
                             total=(int, Field(description="Rows matching, over all pages")), items=(list[summary], ...),  # type: ignore[valid-type]
-                            next_offset=(int | None, Field(default=None, description="Offset of the next page; null on the last")))
+                            next_offset=(int | None, Field(default=None, description="Offset of the next page; null on the last")),
+                            **extra)
 
-        async def body(ctx: ToolContext, args: dict[str, Any]) -> Any:
+        def query(world: Any, args: dict[str, Any]) -> tuple[Any, list[Any]]:
             where, bound = [], []
             if args.get("query"):
                 words = [w for w in str(args["query"]).split() if w][:8]
-                found = [m for m in (match(ctx.world, index, w) for w in words) if m is not None] if index is not None else []
+                found = [m for m in (match(world, index, w) for w in words) if m is not None] if index is not None else []
                 if found:  # the trigram index finds every row the LIKEs can match: only those are read
                     where.append(f"rowid IN (SELECT rowid FROM {index} WHERE {index} MATCH ?)")
                     bound.append(" AND ".join(found))
@@ -272,19 +299,44 @@ class GeneratedEnvironment:
                     where.append(f'"{column}" {op} ?')
                     bound.append(value)
             clause = (" WHERE " + " AND ".join(where)) if where else ""
-            total = ctx.world.query(f'SELECT count(*) AS n FROM "{entity.table}"{clause}', tuple(bound))[0]["n"]
-            rows = ctx.world.query(f'SELECT * FROM "{entity.table}"{clause} ORDER BY {order} LIMIT ? OFFSET ?',
-                                   (*bound, args["limit"], args["offset"]))
+            heads = ["count(*) AS n", *[f'sum("{entity.fields[m].column}") AS "s_{m}"' for m in monies]]
+            head = world.query(f'SELECT {", ".join(heads)} FROM "{entity.table}"{clause}', tuple(bound))[0]
+            order = key_order
+            if args.get("sort"):
+                column = entity.fields[args["sort"]].column
+                order = f'"{column}" IS NULL, "{column}" {"DESC" if args.get("descending") else "ASC"}, {key_order}'
+            return head, world.query(f'SELECT * FROM "{entity.table}"{clause} ORDER BY {order} LIMIT ? OFFSET ?',
+                                     (*bound, args.get("limit", _PAGE), args.get("offset", 0)))
+
+        self._queries[ename] = query
+
+        async def body(ctx: ToolContext, args: dict[str, Any]) -> Any:
+            head, rows = query(ctx.world, args)
+            total = head["n"]
             items = [self.public(ename, r, summary=True) for r in rows]
             nxt = args["offset"] + len(rows) if args["offset"] + len(rows) < total else None
-            return page(total=total, items=items, next_offset=nxt)
+            more: dict[str, Any] = {}
+            if monies:
+                more["sums"] = {m: self.money_text(entity.fields[m], head[f"s_{m}"] or 0) for m in monies}
+            return page(total=total, items=items, next_offset=nxt, **more)
 
         refs = ", ".join(n for n in filters if entity.fields.get(n) and entity.fields[n].kind == "ref")
-        doc = (f"Find {entity.plural.replace('_', ' ')}: words of their text, exact filters"
+        doc = (f"Find {entity.plural.replace('_', ' ')}: words of their text{' and ' + self.label(entity, entity.natural_key or '') if quoted and entity.natural_key else ''}, exact filters"
                + (f" (references: {refs} — list the {entity.plural.replace('_', ' ')} of one of those)" if refs else "")
-               + f", one page at a time ({_PAGE} by default; follow next_offset). Shows a summary of each; "
-               + (f"get_{ename} shows everything." if entity.key else "this is all there is."))
+               + (", sorted by any of " + ", ".join(sortable) if sortable else "")
+               + f", one page at a time ({_PAGE} by default; follow next_offset). Shows a summary of each"
+               + (" and the amounts added up over all pages (sums)" if monies else "") + f"; get_{ename} shows everything.")
         return _make(f"search_{entity.plural}", doc, params, page, body)
+
+    def quoted_columns(self, entity: EntitySpec) -> list[str]:
+        """Key columns people quote (an order number, a tail number): searched like the text they are."""
+        return [entity.fields[n].column for n in (entity.key, entity.natural_key) if n and entity.fields[n].kind in ("key", "text")
+                and not self.is_int(entity, entity.fields[n])]
+
+    def text_columns(self, entity: EntitySpec) -> list[str]:
+        """The columns a search tool matches its words against: quoted keys, then visible text and title fields."""
+        return list(dict.fromkeys([*self.quoted_columns(entity), *[f.column for n, f in entity.fields.items()
+                                   if f.visible and (f.kind in ("text", "freetext", "category") or n in entity.title)]]))
 
     def search_indexes(self) -> dict[str, str]:
         """Entity → the trigram index over its searched text columns (``fixtures/search.py``).
@@ -302,7 +354,7 @@ class GeneratedEnvironment:
             finally:
                 conn.close()
             self._search_indexes = {e: f"search_index_{i}" for i, (e, entity) in enumerate(self.spec.entities.items())
-                                    if e in large and _text_columns(entity)}
+                                    if e in large and self.text_columns(entity)}
         return self._search_indexes
 
     def _search_ddl(self) -> str:
@@ -310,9 +362,15 @@ class GeneratedEnvironment:
         ddl = []
         for ename, index in self.search_indexes().items():
             entity = self.spec.entities[ename]
-            texts = {f"t{i}": "{row}." + '"' + column.replace('"', '""') + '"' for i, column in enumerate(_text_columns(entity))}
+            texts = {f"t{i}": "{row}." + '"' + column.replace('"', '""') + '"' for i, column in enumerate(self.text_columns(entity))}
             ddl.append(index_sql(index, entity.table, texts))
         return "".join(ddl)
+
+    def search(self, world: Any, ename: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows ``search_<plural>(**args)`` shows on ``world`` (templates ask what a search they plan shows)."""
+        if not self._queries:
+            self.tools()
+        return [dict(r) for r in self._queries[ename](world, args)[1]]
 
     def _get_tool(self, ename: str, entity: EntitySpec) -> Any:
         key = entity.key or ""
@@ -331,174 +389,28 @@ class GeneratedEnvironment:
             raise DomainError(f"{ename}_not_found"[:48], f"no {entity.label} with id {key!r}; search_{entity.plural} finds them")
         return dict(found[0])
 
-    def _verify_tool(self) -> Any:
-        v = self.spec.verify
-        assert v is not None
-        entity = self.spec.entities[v.entity]
-        key = entity.key or ""
-        params = [(key, self.id_type(entity), inspect.Parameter.empty)]
-        params += [(n, Annotated[str, Field(min_length=1, max_length=200, description=f"The {n.replace('_', ' ')} the person gives")],
-                    inspect.Parameter.empty) for n in v.fields]
-
-        async def body(ctx: ToolContext, args: dict[str, Any]) -> Any:
-            row = self.row(ctx, v.entity, args[key])
-            ok = all(str(row[entity.fields[n].column] or "").strip().casefold() == str(args[n]).strip().casefold() for n in v.fields)
-            # a failed check is recorded too: it is an effect of the call, like a bank's log of failed identity checks
-            ctx.world.execute(f"INSERT INTO {VERIFICATIONS} (entity, key, outcome, at) VALUES (?, ?, ?, ?)",
-                              (v.entity, str(args[key]), "verified" if ok else "failed", ctx.clock.now.isoformat()))
-            if not ok:
-                return VerifyResult(verified=False, message="The details do not match the record; the identity is not verified.")
-            return VerifyResult(verified=True, message=f"Verified: actions for this {entity.label} are allowed in this conversation.")
-
-        doc = (f"Verify the identity of the {entity.label} you are dealing with: the {', '.join(n.replace('_', ' ') for n in v.fields)} "
-               "they give must match the record. Required before the actions the policy names.")
-        return _make(f"verify_{v.entity}", doc, params, VerifyResult, body, mutates=True, process=True)
-
-    def owner_key(self, ctx: ToolContext, ename: str, row: dict[str, Any]) -> tuple[str, Any] | None:
-        """The verify entity's key reached from ``row`` (itself, or through up to two references)."""
-        v = self.spec.verify
-        if v is None:
-            return None
-        frontier = [(ename, row)]
-        for _ in range(3):
-            nxt = []
-            for name, r in frontier:
-                e = self.spec.entities[name]
-                if name == v.entity:
-                    return name, r[e.fields[e.key or ""].column]
-                for f in e.fields.values():
-                    if f.kind == "ref" and r.get(f.column) is not None:
-                        p = self.spec.entities[f.ref or ""]
-                        if p.key is None:
-                            continue
-                        found = ctx.world.query(f'SELECT * FROM "{p.table}" WHERE "{p.fields[p.key].column}" = ?', (r[f.column],))
-                        if found:
-                            nxt.append((f.ref or "", dict(found[0])))
-            frontier = nxt
-        return None
-
-    def _action_tool(self, action: ActionSpec) -> Any:
-        entity = self.spec.entities[action.entity]
-        key = entity.key or ""
-        params: list[tuple[str, Any, Any]] = []
-        if action.kind == "create":
-            pfield = entity.fields[action.parent or ""]
-            parent_name = pfield.ref or ""
-            parent = self.spec.entities[parent_name]
-            params.append((action.parent or "", self.id_type(parent), inspect.Parameter.empty))
-            params += [(n, self.value_type(entity, n), inspect.Parameter.empty) for n in action.fields if n != action.parent]
-        else:
-            params.append((key, self.id_type(entity), inspect.Parameter.empty))
-            if action.kind == "update":
-                params += [(n, self.value_type(entity, n) | None, None) for n in action.fields]
-        rules = self.rules[action.name]
-
-        async def body(ctx: ToolContext, args: dict[str, Any]) -> Any:
-            scope: dict[str, Any] = {"today": ctx.clock.today.isoformat()}
-            if action.kind == "create":
-                prow = self.row(ctx, parent_name, args[action.parent or ""])
-                scope[parent_name] = Row(self.spec, parent_name, prow, ctx.world)
-                subject_name, subject = parent_name, prow
-            else:
-                row = self.row(ctx, action.entity, args[key])
-                scope[action.entity] = Row(self.spec, action.entity, row, ctx.world)
-                subject_name, subject = action.entity, row
-            given = {n: args.get(n) for n in action.fields if n in args}
-            if action.kind == "update" and not any(v is not None for v in given.values()):
-                raise DomainError("nothing_to_change", f"give at least one of {', '.join(action.fields)}")
-            for n, value in given.items():
-                f = entity.fields[n]
-                scope[n] = Decimal(value) if f.kind == "money" and value is not None else value
-                if f.kind == "money" and value is not None and Decimal(value) <= 0:
-                    raise DomainError("invalid_amount", "the amount must be positive")
-            if action.requires_verified:
-                owner = self.owner_key(ctx, subject_name, subject)
-                if owner is None or not ctx.world.query(f"SELECT 1 FROM {VERIFICATIONS} WHERE entity = ? AND key = ? AND outcome = 'verified'",
-                                                        (owner[0], str(owner[1]))):
-                    raise DomainError("identity_not_verified", f"verify the {self.spec.verify.entity.replace('_', ' ')}'s "  # type: ignore[union-attr]
-                                      f"identity first (verify_{self.spec.verify.entity})")  # type: ignore[union-attr]
-            for rule, tree in rules:
-                if not evaluate(tree, self.spec, scope):
-                    raise DomainError(rule.code, rule.message)
-            table = f'"{entity.table}"'
-            if action.kind == "transition":
-                f = entity.fields[action.field or ""]
-                if row[f.column] == action.to:
-                    raise DomainError("no_change", f"the {entity.label} is already {action.to}; nothing was changed")
-                ctx.world.execute(f'UPDATE {table} SET "{f.column}" = ? WHERE "{entity.fields[key].column}" = ?', (action.to, args[key]))
-                return self.public(action.entity, self.row(ctx, action.entity, args[key]), world=ctx.world)
-            if action.kind == "update":
-                sets = [(entity.fields[n].column, self.stored(entity, n, v)) for n, v in given.items() if v is not None]
-                if all(row[c] == v for c, v in sets):
-                    raise DomainError("no_change", f"the {entity.label} already has these values; nothing was changed")
-                ctx.world.execute(f'UPDATE {table} SET ' + ", ".join(f'"{c}" = ?' for c, _ in sets) + f' WHERE "{entity.fields[key].column}" = ?',
-                                  (*[v for _, v in sets], args[key]))
-                return self.public(action.entity, self.row(ctx, action.entity, args[key]), world=ctx.world)
-            values: dict[str, Any] = {entity.fields[action.parent or ""].column: args[action.parent or ""]}
-            for n, v in given.items():
-                values[entity.fields[n].column] = self.stored(entity, n, v)
-            for n, v in action.set.items():
-                values[entity.fields[n].column] = ctx.clock.today.isoformat() if v == "today" else v
-            for n, f in entity.fields.items():
-                if f.kind == "date" and f.column not in values:
-                    values[f.column] = ctx.clock.today.isoformat()
-                if f.kind == "money" and f.column not in values and entity.currency is None:
-                    pass
-            if entity.currency and entity.fields[entity.currency].column not in values:
-                pcur = self.spec.entities[parent_name].currency
-                values[entity.fields[entity.currency].column] = prow[self.spec.entities[parent_name].fields[pcur].column] if pcur else self.spec.currency
-            new_key = self.next_key(ctx, entity)
-            values[entity.fields[key].column] = new_key
-            cols = ", ".join(f'"{c}"' for c in values)
-            ctx.world.execute(f"INSERT INTO {table} ({cols}) VALUES ({', '.join('?' for _ in values)})", tuple(values.values()))
-            return self.public(action.entity, self.row(ctx, action.entity, new_key), world=ctx.world)
-
-        rules_text = "; ".join(r.message for r, _ in rules)
-        doc = (action.description or f"{action.name.replace('_', ' ').capitalize()}.") + (
-            f" Refused (with a reason code, changing nothing) unless: {rules_text}" if rules_text else "") + (
-            " The identity must be verified first." if action.requires_verified else "")
-        returns = self.models[action.entity]
-        return _make(action.name, doc, params, returns, body, mutates=True, destructive=action.kind == "transition")
-
-    def next_key(self, ctx: ToolContext, entity: EntitySpec) -> Any:
-        """The next id of ``entity``: after the largest, skipping a seed-dependent gap in a task world (fixtures/ids.py)."""
-        column = entity.fields[entity.key or ""].column
-        prefix, width = "", 0
-        if self.is_int(entity, entity.fields[entity.key or ""]):
-            last = ctx.world.query(f'SELECT max("{column}") AS m FROM "{entity.table}"')[0]["m"] or 0
-        else:  # PREFIX-000123 ids continue their sequence, as fixtures/ids.py mints them
-            top = ctx.world.query(f'SELECT "{column}" AS m FROM "{entity.table}" ORDER BY length("{column}") DESC, "{column}" DESC LIMIT 1')
-            found = re.fullmatch(r"([A-Za-z]+-)([0-9]+)", str(top[0]["m"])) if top else None
-            if found is None:
-                raise DomainError("not_supported", f"{entity.label} ids are not numbered (PREFIX-123); new rows cannot be numbered")
-            prefix, width, last = found.group(1), len(found.group(2)), int(found.group(2))
-        salt = getattr(ctx.world, "id_salt", None)
-        if salt is not None:
-            floors = ctx.world.id_floors
-            if entity.table not in floors:
-                floors[entity.table] = last + random.Random(f"{salt}:{entity.table}").randint(1, 5_000)
-            last = max(last, floors[entity.table])
-        return f"{prefix}{last + 1:0{width}d}" if prefix else last + 1
-
     # -- fixture and environment ----------------------------------------------------------------------------
     def fixture(self) -> Fixture:
         digest = hashlib.sha256(self.data.read_bytes()).hexdigest()[:16]
         spec_digest = hashlib.sha256((self.folder / "spec.json").read_bytes()).hexdigest()[:16]
-        schema = f"-- data.sqlite {digest}, spec.json {spec_digest}\n{self.ddl}\n{_VERIFY_DDL}\n{self._search_ddl()}"
+        schema = (f"-- data.sqlite {digest}, spec.json {spec_digest}\n{self.ddl}\n{_VERIFY_DDL}\n{self._search_ddl()}"
+                  + (PERSONA_SCHEMA if self.spec.verify else ""))
         data = self.data
 
         def generate(db: sqlite_utils.Database, rng: random.Random, scale: int) -> None:
             copy_data(db, data)
 
         today = datetime.fromisoformat(self.spec.today)
-        return Fixture(name=self.spec.name, schema=schema, generate=generate, today=today)
+        # released worlds kept for reuse hold a world's memory each: a big database keeps few (a 55 MB world: 3)
+        pool = max(1, min(32, _POOL_BUDGET // max(1, self.data.stat().st_size)))
+        return Fixture(name=self.spec.name, schema=schema, generate=generate, today=today, pool_size=pool)
 
     def environment(self) -> Environment:
         policy = self.folder / "policy.md"
         volatile: dict[str, tuple[str, ...]] = {VERIFICATIONS: ("id",)}
         for a in self.spec.actions:
-            if a.kind == "create":
-                e = self.spec.entities[a.entity]
+            for made in ([a.entity] if a.kind == "create" else []) + ([a.refund.record] if a.refund and a.refund.record else []):
+                e = self.spec.entities[made]
                 volatile[e.table] = (e.fields[e.key or ""].column,)
         return Environment(
             name=self.spec.name,
@@ -519,9 +431,21 @@ SEARCH_INDEX_ROWS = 1000
 """Rows from which a generated entity's search goes through a trigram index instead of reading the table."""
 
 
-def _text_columns(entity: EntitySpec) -> list[str]:
-    """The columns a search tool matches its words against."""
-    return [f.column for f in entity.fields.values() if f.visible and f.kind in ("text", "freetext", "category")]
+def _with_proposals(spec: Spec, folder: Path) -> Spec:
+    """``spec`` with the actions a model proposed that are being checked or were kept (toolgym.new.propose); a proposal
+    that no longer fits an edited spec is left out (the next ``toolgym new`` reports it)."""
+    from toolgym.new.propose import PROPOSALS_FILE, proposed_actions
+    from toolgym.new.spec import parse_spec
+
+    extra = proposed_actions(folder)
+    if not extra:
+        return spec
+    data = spec.model_dump(mode="json", exclude_defaults=True)
+    data["actions"] = [*data.get("actions", []), *extra]
+    try:
+        return parse_spec(data, folder / PROPOSALS_FILE)
+    except NewError:
+        return spec
 
 
 def copy_data(db: sqlite_utils.Database, data: Path) -> None:

@@ -17,9 +17,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolgym.new.errors import NewError
-from toolgym.new.introspect import Source, snake, singular
+from toolgym.new.introspect import Source, singular, snake
 
-__all__ = ["FieldSpec", "EntitySpec", "RuleSpec", "ActionSpec", "VerifySpec", "Spec", "default_spec", "load_spec", "save_spec", "read_json", "parse_spec"]
+__all__ = ["FieldSpec", "EntitySpec", "RuleSpec", "RefundSpec", "ActionSpec", "VerifySpec", "Spec", "field_label", "default_spec", "load_spec", "save_spec", "read_json", "parse_spec"]
 
 Kind = Literal["key", "ref", "money", "category", "date", "integer", "decimal", "text", "freetext", "secret"]
 _CODE = r"^[a-z][a-z0-9_]{1,47}$"
@@ -47,12 +47,25 @@ class FieldSpec(_Model):
     kind: Kind
     ref: str | None = None
     """For ``ref``: the entity referenced."""
+    to: str | None = None
+    """For ``ref``: the field of the referenced entity the column holds, when it is not its key (a code or a name
+    people use: ``teams.park`` holds ``park.park_name``); its values must be unique in that entity."""
     values: list[str] = Field(default_factory=list)
     """For ``category``: its values."""
     scale: int = 2
     """For ``money``: minor-unit digits (stored value = amount × 10**scale)."""
     visible: bool = True
     """False: never shown to the agent (``secret`` fields never are)."""
+    label: str | None = None
+    """How prompts and tool descriptions name the field (default: its column in words, ``teamIDretro`` → "team ID
+    (Retrosheet)")."""
+
+
+def field_label(name: str, f: FieldSpec) -> str:
+    """The words for field ``name``: its spec ``label``, else its column's name in words (:mod:`toolgym.new.words`)."""
+    from toolgym.new.words import label
+
+    return f.label or label(f.column)
 
 
 class EntitySpec(_Model):
@@ -90,11 +103,28 @@ class RuleSpec(_Model):
     """The rule as the policy states it, e.g. "Only delivered orders can be returned."."""
 
 
+class RefundSpec(_Model):
+    """Money an action gives back: the sum of a money field over the rows it acts on, in exact minor units, paid to a
+    row the agent names (an argument ``<entity>_id``): its balance grows when it has one, and a record row is added."""
+
+    amount: str
+    """The money field summed (of the chosen children for ``children``; of the row's children for ``transition``:
+    ``payments.amount`` as ``plural.field``)."""
+    to: str
+    """The entity refunded to (a payment method, a gift card, an account); its id is an argument of the tool."""
+    balance: str | None = None
+    """A money field of ``to`` credited with the amount (rows where it is empty are paid outside the database)."""
+    record: str | None = None
+    """An entity whose new row records the refund: it refers to the row acted on and to ``to``; its money field gets
+    the amount and ``record_set`` fixes other fields (``{"transaction_type": "refund"}``)."""
+    record_set: dict[str, str] = Field(default_factory=dict)
+
+
 class ActionSpec(_Model):
     """An action the agent may take, enforced by its rules."""
 
     name: str = Field(pattern=_NAME)
-    kind: Literal["transition", "update", "create"]
+    kind: Literal["transition", "update", "create", "children"]
     entity: str
     """The entity changed (``transition``, ``update``) or the child entity created (``create``)."""
     description: str = ""
@@ -103,14 +133,23 @@ class ActionSpec(_Model):
     to: str | None = None
     """``transition``: the value it sets."""
     fields: list[str] = Field(default_factory=list)
-    """``update``: the fields it may change; ``create``: the fields the agent gives."""
+    """``update``: the fields it may change; ``create``: the fields the agent gives; ``transition``: fields the agent
+    gives and the row records (a cancellation's ``cancel_reason``)."""
     parent: str | None = None
-    """``create``: the field of the new row referencing its parent (the row the action is about)."""
+    """``create``: the field of the new row referencing its parent (the row the action is about); ``children``: the
+    field of the children referencing the row acted on."""
     set: dict[str, str] = Field(default_factory=dict)
-    """``create``: fixed values of other fields (``{"status": "issued"}``)."""
+    """``create``: fixed values of other fields (``{"status": "issued"}``); ``children``: values set on each chosen child."""
+    parent_set: dict[str, str] = Field(default_factory=dict)
+    """``children``: values set on the row the children belong to (``{"status": "return requested"}``)."""
+    replace: str | None = None
+    """``children``: a reference field of each chosen child the agent replaces (an exchange: ``item_id``)."""
+    refund: RefundSpec | None = None
     rules: list[RuleSpec] = Field(default_factory=list)
     requires_verified: bool = False
     """The customer (the spec's ``verify`` entity) must be verified in this conversation first."""
+    confirm: bool = False
+    """The requester (the person on the line) must agree to this action before it is taken (``confirm_action``)."""
 
     @model_validator(mode="after")
     def _shape(self) -> ActionSpec:
@@ -118,16 +157,29 @@ class ActionSpec(_Model):
             raise ValueError("a transition needs 'field' (the status field) and 'to' (the value it sets)")
         if self.kind == "update" and not self.fields:
             raise ValueError("an update needs 'fields' (the fields it may change)")
-        if self.kind == "create" and not self.parent:
-            raise ValueError("a create needs 'parent' (the field of the new row referencing the row it is about)")
+        if self.kind in ("create", "children") and not self.parent:
+            raise ValueError(f"a {self.kind} needs 'parent' (the field of the {'new row' if self.kind == 'create' else 'children'} "
+                             "referencing the row it is about)")
+        if self.kind == "children" and not (self.set or self.replace):
+            raise ValueError("a children action needs 'set' (values set on each chosen child) or 'replace' (a field it replaces)")
         return self
 
 
 class VerifySpec(_Model):
-    """Identity verification: the agent checks what the caller says against these fields of the entity."""
+    """Identity verification: the agent checks what the caller says against these fields of the entity (or against
+    every field of one of the ``alternatives``: identity by e-mail, or by name and postcode)."""
 
     entity: str
     fields: list[str] = Field(min_length=1)
+    alternatives: list[list[str]] = Field(default_factory=list)
+
+    def groups(self) -> list[list[str]]:
+        """Every set of fields that verifies on its own, ``fields`` first."""
+        return [self.fields, *[g for g in self.alternatives if g]]
+
+    def every_field(self) -> list[str]:
+        """The fields of every group, once each, in order."""
+        return list(dict.fromkeys(f for g in self.groups() for f in g))
 
 
 class Spec(_Model):
@@ -141,13 +193,21 @@ class Spec(_Model):
     entities: dict[str, EntitySpec]
     actions: list[ActionSpec] = Field(default_factory=list)
     verify: VerifySpec | None = None
+    references: dict[str, str] = Field(default_factory=dict)
+    """References the database does not declare, one line each: ``"team.park": "park.park_name"`` (the field holds
+    that field of the other entity: a key, or a unique code or name) or ``"salary.team_id": "team"`` (its key)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
+        for source, target in self.references.items():
+            _declare_reference(self, source, target)
         for entity in self.entities.values():
             for f in entity.fields.values():
                 if f.kind == "ref" and f.ref not in self.entities:  # an entity taken out of the spec: its ids are plain values
-                    f.kind, f.ref = "text", None
+                    f.kind, f.ref, f.to = "text", None, None
+                if f.kind == "ref" and f.to is not None and f.to not in self.entities[f.ref or ""].fields:
+                    raise ValueError(f"field {f.column!r} refers to {f.ref}.{f.to}, which is not a field of {f.ref} "
+                                     f"({', '.join(self.entities[f.ref or ''].fields)})")
         names = set()
         for i, action in enumerate(self.actions):
             where = f"actions[{i}] ({action.name})"
@@ -160,9 +220,20 @@ class Spec(_Model):
             if entity.key is None:
                 raise ValueError(f"{where}: entity {action.entity!r} has no single-column key, so no row can be named")
             for fname in [*action.fields, *action.set, *([action.field] if action.field else []),
-                          *([action.parent] if action.parent else [])]:
+                          *([action.parent] if action.parent else []), *([action.replace] if action.replace else [])]:
                 if fname not in entity.fields:
                     raise ValueError(f"{where}: entity {action.entity!r} has no field {fname!r}; fields: {', '.join(entity.fields)}")
+            if action.kind == "children":
+                if entity.fields[action.parent or ""].kind != "ref":
+                    raise ValueError(f"{where}: parent field {action.parent!r} is not a reference to another entity")
+                owner = self.entities[entity.fields[action.parent or ""].ref or ""]
+                for fname in action.parent_set:
+                    if fname not in owner.fields:
+                        raise ValueError(f"{where}: parent_set: {entity.fields[action.parent or ''].ref!r} has no field {fname!r}")
+                if action.replace and entity.fields[action.replace].kind != "ref":
+                    raise ValueError(f"{where}: replace: {action.replace!r} is not a reference field")
+            if action.refund is not None:
+                _check_refund(self, action, where)
             if action.kind == "transition":
                 f = entity.fields[action.field or ""]
                 if f.kind == "category" and f.values and action.to not in f.values:
@@ -175,10 +246,21 @@ class Spec(_Model):
             entity = self.entities.get(self.verify.entity)
             if entity is None or entity.key is None:
                 raise ValueError(f"verify: unknown or keyless entity {self.verify.entity!r}")
-            for fname in self.verify.fields:
+            for fname in self.verify.every_field():
                 if fname not in entity.fields:
                     raise ValueError(f"verify: entity {self.verify.entity!r} has no field {fname!r}")
         return self
+
+    def ref_column(self, f: FieldSpec) -> str:
+        """The column of the referenced entity that reference field ``f`` holds (its ``to`` field, else its key)."""
+        target = self.entities[f.ref or ""]
+        return target.fields[f.to or target.key or ""].column
+
+    def subject(self, action: ActionSpec) -> str:
+        """The entity of the row an action is about: the parent for ``create`` and ``children``, else its own."""
+        if action.kind in ("create", "children"):
+            return self.entities[action.entity].fields[action.parent or ""].ref or ""
+        return action.entity
 
     def reason_codes(self) -> list[str]:
         """Every code the tools refuse with and the policy names, sorted."""
@@ -186,6 +268,57 @@ class Spec(_Model):
         if any(a.requires_verified for a in self.actions):
             codes.add("identity_not_verified")
         return sorted(codes) or ["not_allowed"]
+
+
+def _declare_reference(spec: Spec, source: str, target: str) -> None:
+    """Apply one line of ``references``: ``entity.field`` becomes a reference to ``entity[.field]``."""
+    where = f"references: {source!r}"
+    ename, _, fname = source.partition(".")
+    entity = spec.entities.get(ename)
+    if entity is None or fname not in entity.fields:
+        raise ValueError(f"{where}: give entity.field of the field that refers (entities: {', '.join(spec.entities)})")
+    tname, _, tfield = target.partition(".")
+    other = spec.entities.get(tname)
+    if other is None:
+        raise ValueError(f"{where}: {tname!r} is not an entity ({', '.join(spec.entities)})")
+    if tfield and tfield not in other.fields:
+        raise ValueError(f"{where}: {tname} has no field {tfield!r} ({', '.join(other.fields)})")
+    if other.key is None:
+        raise ValueError(f"{where}: {tname} has no single-column key, so its rows cannot be reached")
+    f = entity.fields[fname]
+    f.kind, f.ref, f.to = "ref", tname, (tfield if tfield and tfield != other.key else None)
+
+
+def _check_refund(spec: Spec, action: ActionSpec, where: str) -> None:
+    """A refund's names exist: the money field summed, the entity paid, its balance, the record entity and its fields."""
+    r = action.refund
+    assert r is not None
+    entity = spec.entities[action.entity]
+    subject = spec.subject(action)
+    if action.kind == "children":
+        if r.amount not in entity.fields or entity.fields[r.amount].kind != "money":
+            raise ValueError(f"{where}: refund.amount {r.amount!r} is not a money field of {action.entity}")
+    else:
+        plural, _, fname = r.amount.partition(".")
+        child = next((n for n, e in spec.entities.items() if e.plural == plural), None)
+        if child is None or spec.entities[child].fields.get(fname) is None or spec.entities[child].fields[fname].kind != "money":
+            raise ValueError(f"{where}: refund.amount {r.amount!r}: give children.field, a money field of rows referring to the {subject}")
+    to = spec.entities.get(r.to)
+    if to is None or to.key is None:
+        raise ValueError(f"{where}: refund.to {r.to!r} is not an entity with a key")
+    if r.balance is not None and (r.balance not in to.fields or to.fields[r.balance].kind != "money"):
+        raise ValueError(f"{where}: refund.balance {r.balance!r} is not a money field of {r.to}")
+    if r.record is not None:
+        rec = spec.entities.get(r.record)
+        if rec is None or rec.key is None:
+            raise ValueError(f"{where}: refund.record {r.record!r} is not an entity with a key")
+        refs = {f.ref for f in rec.fields.values() if f.kind == "ref"}
+        money = [n for n, f in rec.fields.items() if f.kind == "money"]
+        if subject not in refs or r.to not in refs or not money:
+            raise ValueError(f"{where}: refund.record {r.record!r} must refer to {subject} and to {r.to} and have a money field")
+        for fname in r.record_set:
+            if fname not in rec.fields:
+                raise ValueError(f"{where}: refund.record_set: {r.record!r} has no field {fname!r}")
 
 
 def _entity_name(table: str) -> str:
@@ -208,63 +341,10 @@ def _a(word: str) -> str:
 
 
 def default_spec(source: Source, name: str) -> Spec:
-    """The spec ``toolgym new`` writes when none exists: every table an entity, every column but secrets shown,
-    a transition per status field with a terminal value, and an update of contact fields."""
-    entities: dict[str, EntitySpec] = {}
-    by_table = {t.name: _entity_name(t.name) for t in source.tables}
-    for table in source.tables:
-        ename = by_table[table.name]
-        fields: dict[str, FieldSpec] = {}
-        for col in table.columns:
-            fname = snake(col.name)
-            fname = f"{fname}_value" if keyword.iskeyword(fname) else fname
-            for suffix in ("_minor", "_cents", "_pence"):
-                if col.kind == "money" and col.minor and fname.endswith(suffix) and fname[: -len(suffix)] not in fields:
-                    fname = fname[: -len(suffix)]
-            fields[fname] = FieldSpec(column=col.name, kind=col.kind, ref=by_table.get(col.ref_table or ""),  # type: ignore[arg-type]
-                                      values=col.values, scale=col.scale, visible=col.kind != "secret")
-        if len(table.key) == 1:
-            key = snake(table.key[0])
-        elif not table.key:
-            key = "row_id"
-            fields = {"row_id": FieldSpec(column="row_id", kind="key"), **fields}
-        else:
-            key = None
-        uniques = [snake(c.name) for c in table.columns if c.unique and c.kind == "text" and c.name not in table.key]
-        preferred = [u for u in uniques if re.search(r"(email|code|sku|number|name|title|slug|username|reference)", u)]
-        natural = (preferred or uniques or [None])[0]
-        title = [f for f in ("name", "title", "full_name", "company_name", "display_name") if f in fields and fields[f].kind == "text"][:1]
-        if not title and "first_name" in fields and "last_name" in fields:
-            title = ["first_name", "last_name"]
-        if not title:
-            title = [f for f, s in fields.items() if s.kind == "text" and (f.endswith("_name") or f.endswith("name"))][:1]
-        currency = "currency" if "currency" in fields and fields["currency"].kind in ("category", "text") else None
-        plural = snake(table.name) if snake(table.name) != ename else _plural(ename)
-        entities[ename] = EntitySpec(table=table.name, plural=plural, label=ename.replace("_", " "), key=key,
-                                     natural_key=natural, title=title, currency=currency, fields=fields)
-    actions: list[ActionSpec] = []
-    for ename, entity in entities.items():
-        if entity.key is None:
-            continue
-        for fname, f in entity.fields.items():
-            if f.kind != "category" or not re.search(r"(status|state)$", fname):
-                continue
-            for terminal in [v for v in f.values if v.lower() in _TERMINAL][:2]:
-                others = [v for v in f.values if v.lower() not in _TERMINAL]
-                if not others:
-                    continue
-                verb = _VERBS[terminal.lower()]
-                actions.append(ActionSpec(
-                    name=f"{verb}_{ename}", kind="transition", entity=ename, field=fname, to=terminal,
-                    description=f"Set {_a(entity.label)}'s {fname.replace('_', ' ')} to {terminal}.",
-                    rules=[RuleSpec(check=f"{ename}.{fname} in [{', '.join(others)}]", code=f"{ename}_not_{verb}able"[:48],
-                                    message=f"{_a(entity.label).capitalize()} can be set to {terminal} only while its "
-                                            f"{fname.replace('_', ' ')} is {' or '.join(others)}.")]))
-        contact = [f for f, s in entity.fields.items() if s.kind in ("text",) and _CONTACT.search(f) and f != entity.key]
-        if contact and any(re.search(r"(email|phone)", f) for f in contact):
-            actions.append(ActionSpec(name=f"update_{ename}_contact", kind="update", entity=ename, fields=contact[:6],
-                                      description=f"Change {_a(entity.label)}'s contact details."))
-    return Spec(name=name, description=f"Generated from {source.path.name}", entities=entities, actions=actions)
+    """The spec ``toolgym new`` writes when none exists (:func:`toolgym.new.defaults.default_spec`)."""
+    from toolgym.new.defaults import default_spec as build
+
+    return build(source, name)
 
 
 def load_spec(path: str | Path) -> Spec:

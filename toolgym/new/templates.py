@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from fixtures.errors import TaskError
 from fixtures.world import World
-from graders.criteria import AnswerCheck, AnyToolCalled, number, regex, text
+from graders.criteria import AnswerCheck, Seen, number, regex, text
 from graders.outcome import completed
-from graders.setup import rows
 from graders.tasks import TaskDraft, TaskTemplate, answer_call, call, negative, optional_call
+from toolgym.new.gates import read_gate
 from toolgym.new.reword import compose, load_wordings
 
 if TYPE_CHECKING:
@@ -71,7 +71,16 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
+NAMED = "toolgym_name"
+"""Key of a named row (:meth:`Deriver.named_rows`) holding the name a person gives it: its title, or — where people
+share a title (two customers called Ana Müller) — its natural key (her e-mail)."""
+_NAMED_CAP = 4000
+"""Named rows kept per entity, evenly spread in key order: enough for distinct seeds, bounded on a million-row table."""
+
+
 def _title(entity: EntitySpec, row: dict[str, Any]) -> str | None:
+    if row.get(NAMED):
+        return str(row[NAMED])
     if entity.title:
         parts = [str(row[entity.fields[f].column]) for f in entity.title if row[entity.fields[f].column] not in (None, "")]
         if len(parts) == len(entity.title):
@@ -79,6 +88,26 @@ def _title(entity: EntitySpec, row: dict[str, Any]) -> str | None:
     if entity.natural_key and row[entity.fields[entity.natural_key].column]:
         return str(row[entity.fields[entity.natural_key].column])
     return None
+
+
+def _plain_title(entity: EntitySpec, row: dict[str, Any]) -> str | None:
+    if not entity.title:
+        return None
+    parts = [str(row[entity.fields[f].column]) for f in entity.title if row[entity.fields[f].column] not in (None, "")]
+    return " ".join(parts) if len(parts) == len(entity.title) else None
+
+
+def _natural(entity: EntitySpec, row: dict[str, Any]) -> str | None:
+    value = row[entity.fields[entity.natural_key].column] if entity.natural_key else None
+    return str(value) if value not in (None, "") else None
+
+
+def _stream(world: World, sql: str) -> Any:
+    """Rows of ``sql`` one at a time (as dicts), never all in memory."""
+    cursor = world.conn.execute(sql)
+    names = [d[0] for d in cursor.description or ()]
+    for row in cursor:
+        yield dict(zip(names, row))
 
 
 def _quoted(entity: EntitySpec, title: str) -> str:
@@ -111,16 +140,30 @@ class Deriver:
         return [dict(r) for r in self.memo(world, ("named", ename), lambda: self._named_rows(world, ename))]
 
     def _named_rows(self, world: World, ename: str) -> list[dict[str, Any]]:
+        """Rows a person can name: by their title where no other row shares it, else by their natural key; streamed in
+        key order (a million rows are never all in memory) and spread evenly down to at most ``_NAMED_CAP``."""
         e = self.spec.entities[ename]
         if e.key is None or not (e.title or e.natural_key):
             return []
-        found = rows(world, f'SELECT * FROM "{e.table}" ORDER BY "{e.fields[e.key].column}"')
+        sql = f'SELECT * FROM "{e.table}" ORDER BY "{e.fields[e.key].column}"'
         counts: dict[str, int] = {}
-        for r in found:
-            t = _title(e, r)
-            if t:
-                counts[t.casefold()] = counts.get(t.casefold(), 0) + 1
-        return [r for r in found if (t := _title(e, r)) and counts[t.casefold()] == 1 and len(t) <= 120]
+        for r in _stream(world, sql):
+            for name in {_plain_title(e, r), _natural(e, r)} - {None}:
+                counts[name.casefold()] = counts.get(name.casefold(), 0) + 1  # type: ignore[union-attr]
+        names: list[tuple[Any, str]] = []
+        for r in _stream(world, sql):
+            title, natural = _plain_title(e, r), _natural(e, r)
+            name = title if title and counts[title.casefold()] == 1 else natural if natural and counts[natural.casefold()] == 1 else None
+            if name and len(name) <= 120:
+                names.append((r[e.fields[e.key].column], name))
+        step = max(1, -(-len(names) // _NAMED_CAP))
+        chosen = dict(names[::step])
+        out = []
+        for r in _stream(world, sql):
+            key = r[e.fields[e.key].column]
+            if key in chosen:
+                out.append({**r, NAMED: chosen[key]})
+        return out
 
     def find(self, ename: str, row: dict[str, Any]) -> list[Any]:
         e = self.spec.entities[ename]
@@ -135,9 +178,18 @@ class Deriver:
         make = optional_call if optional else call
         return make(f"get_{ename}", **{e.key or "": self.key(ename, row)})
 
-    def read_gate(self, ename: str, row: dict[str, Any], what: str) -> AnyToolCalled:
-        e = self.spec.entities[ename]
-        return AnyToolCalled(name=what, patterns=[{"tool": f"get_{ename}", "args": {e.key or "": self.key(ename, row)}}], gate=True, weight=2)
+    def read_gate(self, ename: str, row: dict[str, Any], what: str, fields: list[str] | None = None) -> Seen:
+        """The gate on having seen ``row`` with ``fields`` (toolgym.new.gates: gates name rows and fields, not tools)."""
+        return read_gate(self.gen, ename, self.key(ename, row), fields or [], what)
+
+    def held(self, f: Any, parent: dict[str, Any]) -> Any:
+        """The value a reference field ``f`` holds for row ``parent`` of the entity it refers to (its key, or the
+        non-key field the reference names)."""
+        return parent[self.spec.ref_column(f)]
+
+    def words(self, ename: str, field: str) -> str:
+        """How a prompt names a field of ``ename`` (its label)."""
+        return self.gen.label(self.spec.entities[ename], field)
 
     def shown(self, ename: str, field: str, row: dict[str, Any]) -> str | None:
         e = self.spec.entities[ename]
@@ -180,14 +232,14 @@ class Deriver:
             title = _title(e, row)
             expect = number(value) if e.fields[field].kind in ("integer", "decimal") else text(value or "")
             prompt = compose(self.wordings, rng.choice(_OPENERS), f"what is the {{field}} on record for the {e.label} {{record}}?",
-                             {"field": _label(field), "record": _quoted(e, title or "")},
+                             {"field": self.words(ename, field), "record": _quoted(e, title or "")},
                              f"Reply with submit_answer, giving it as values.{field}.")
             return TaskDraft(
                 prompt=prompt,
-                oracle=[*self.find(ename, row), self.get(ename, row), answer_call(f"The {_label(field)} is {value}.", **{field: value})],
+                oracle=[*self.find(ename, row), self.get(ename, row), answer_call(f"The {self.words(ename, field)} is {value}.", **{field: value})],
                 outcome=completed(),
-                rubric=[self.read_gate(ename, row, f"read the {e.label}"),
-                        AnswerCheck(name=f"answer gives the {_label(field)}", field=f"values.{field}", expect=expect, weight=3, gate=True)],
+                rubric=[self.read_gate(ename, row, f"read the {e.label}", [field]),
+                        AnswerCheck(name=f"answer gives the {self.words(ename, field)}", field=f"values.{field}", expect=expect, weight=3, gate=True)],
                 negatives=[negative("unread", "answers without reading", answer_call("Here it is.", **{field: "unknown"}))],
                 metadata={"entity": ename, "field": field},
             )
@@ -218,9 +270,22 @@ class Deriver:
         return found
 
     def joins(self) -> list[TaskTemplate]:
+        """Join questions: at most two per starting entity and four per entity reached (a schema where everything
+        leads to the customer asks "whose is this?" a few ways, not forty), people's names and longer walks first."""
         out = []
-        for chain in self.chains():
-            top = self.spec.entities[chain[-1][0]].fields[chain[-1][1]].ref or ""
+        per_start: dict[str, int] = {}
+        per_top: dict[str, int] = {}
+
+        def target(chain: list[tuple[str, str]]) -> str:
+            return self.spec.entities[chain[-1][0]].fields[chain[-1][1]].ref or ""
+
+        ranked = sorted(self.chains(), key=lambda c: (not self.spec.entities[target(c)].title, -len(c)))
+        for chain in ranked:
+            top = target(chain)
+            if per_start.get(chain[0][0], 0) >= 2 or per_top.get(top, 0) >= 4:
+                continue
+            per_start[chain[0][0]] = per_start.get(chain[0][0], 0) + 1
+            per_top[top] = per_top.get(top, 0) + 1
             tid = f"join_{chain[0][0]}_" + "_".join(f.removesuffix("_id") for _, f in chain)
             tools = [f"search_{self.spec.entities[chain[0][0]].plural}", *[f"get_{e}" for e, _ in chain], f"get_{top}", "submit_answer"]
             out.append(TaskTemplate(self._join(chain, top), id=tid[:80], difficulty="medium" if len(chain) == 1 else "hard",
@@ -235,17 +300,21 @@ class Deriver:
         answer_field = top if top != start else f"{top}_name"
 
         def walks(world: World) -> dict[Any, list[Any]]:
-            tables = {}
-            for ename, fname in chain:
-                parent = self.spec.entities[self.spec.entities[ename].fields[fname].ref or ""]
-                keycol = parent.fields[parent.key or ""].column
-                tables[fname] = {r[keycol]: r for r in rows(world, f'SELECT * FROM "{parent.table}" ORDER BY "{keycol}"')}
+            cache: dict[tuple[str, Any], Any] = {}
+
+            def parent_of(f: Any, value: Any) -> Any:  # one indexed look-up per distinct parent (never a whole table)
+                if (f.column, value) not in cache:
+                    parent = self.spec.entities[f.ref or ""]
+                    found = world.query(f'SELECT * FROM "{parent.table}" WHERE "{self.spec.ref_column(f)}" = ?', (value,))
+                    cache[(f.column, value)] = found[0] if found else None
+                return cache[(f.column, value)]
+
             groups: dict[Any, list[Any]] = {}
             for r in self.named_rows(world, start):
                 path, cur = [(start, r)], r
                 for ename, fname in chain:
                     f = self.spec.entities[ename].fields[fname]
-                    cur = tables[fname].get(cur[f.column]) if cur is not None else None
+                    cur = parent_of(f, cur[f.column]) if cur is not None and cur[f.column] is not None else None
                     path.append((f.ref or "", cur))
                 if cur is not None and _title(et, cur):
                     groups.setdefault(self.key(top, cur), []).append(path)
@@ -260,8 +329,9 @@ class Deriver:
             row, end = walk[0][1], walk[-1][1]
             value = _title(et, end) or ""
             phrase = f"the {e0.label} {{record}}"
-            for _, fname in chain:
-                phrase = f"the {_label(fname.removesuffix('_id'))} of {phrase}"
+            for ename, fname in chain:
+                words = self.words(ename, fname)
+                phrase = f"the {words.removesuffix(' ID').removesuffix(' id')} of {phrase}"
             prompt = compose(self.wordings, rng.choice(_OPENERS), f"which {et.label} is {phrase}?",
                              {"record": _quoted(e0, _title(e0, row) or "")},
                              f"Reply with submit_answer, giving its name as values.{answer_field}.")
@@ -272,7 +342,7 @@ class Deriver:
                 prompt=prompt,
                 oracle=[*steps, answer_call(f"It belongs to {value}.", **{answer_field: value})],
                 outcome=completed(),
-                rubric=[self.read_gate(top, end, f"read the {et.label}"),
+                rubric=[self.read_gate(top, end, f"read the {et.label}", et.title or [et.natural_key or ""]),
                         AnswerCheck(name=f"answer names the {et.label}", field=f"values.{answer_field}", expect=text(value), weight=3, gate=True)],
                 negatives=[negative("unread", "answers without reading", answer_call("It belongs to someone.", **{answer_field: "unknown"}))],
                 metadata={"chain": [f for _, f in chain]},
@@ -281,134 +351,17 @@ class Deriver:
         build.__name__ = "join"
         return build
 
-    # -- aggregates -----------------------------------------------------------------------------------------
-    def aggregates(self) -> list[TaskTemplate]:
-        out = []
-        for cname, c in self.spec.entities.items():
-            for fname, f in c.fields.items():
-                pname = f.ref or ""
-                if f.kind != "ref" or not f.visible or pname == cname:
-                    continue
-                p = self.spec.entities[pname]
-                if p.key is None or not (p.title or p.natural_key):
-                    continue
-                cats = [n for n, g in c.fields.items() if g.kind == "category" and g.values and g.visible]
-                dates = [n for n, g in c.fields.items() if g.kind == "date" and g.visible][:1]
-                monies = [n for n, g in c.fields.items() if g.kind == "money" and g.visible]
-                tools = [f"search_{p.plural}", f"search_{c.plural}", "submit_answer"]
-                base = f"{cname}_of_{pname}" if fname.removesuffix("_id") == pname else f"{cname}_by_{fname.removesuffix('_id')}"
-                out.append(TaskTemplate(self._aggregate(cname, fname, None, cats + dates), id=f"count_{base}"[:80], category="aggregate",
-                                        tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
-                                        description=f"How many {c.plural} a {p.label} has (with a filter on some seeds)"))
-                for d in dates:
-                    out.append(TaskTemplate(self._extreme(cname, fname, d), id=f"latest_{base}"[:80], category="aggregate",
-                                            tags=["aggregate", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
-                                            description=f"The {_label(d)} of a {p.label}'s latest {c.label}"))
-                for m in monies[:1]:
-                    out.append(TaskTemplate(self._extreme(cname, fname, m), id=f"largest_{m}_{base}"[:80], category="aggregate",
-                                            tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
-                                            description=f"The largest {_label(m)} among a {p.label}'s {c.plural}"))
-                    out.append(TaskTemplate(self._aggregate(cname, fname, m, cats + dates), id=f"total_{m}_{base}"[:80], category="aggregate",
-                                            tags=["aggregate", "money", "generated"], tools=tools, one_sided=LOOKUP_ONE_SIDED,
-                                            description=f"The total {_label(m)} of a {p.label}'s {c.plural}", difficulty="hard"))
-        return out
 
-    def _aggregate(self, cname: str, fname: str, money: str | None, filters: list[str]) -> Any:
-        c = self.spec.entities[cname]
-        link = c.fields[fname]
-        pname = link.ref or ""
-        p = self.spec.entities[pname]
-
-        def build(world: World, rng: random.Random) -> TaskDraft:
-            counts = {r["k"]: r["n"] for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n FROM "{c.table}" GROUP BY 1')}
-            # a count is the page's `total`; a sum needs every child on one page of 50, read by the one call the gate names
-            most = 50 if money else 10**9
-            parents = [r for r in self.named_rows(world, pname) if 2 <= counts.get(self.key(pname, r), 0) <= most]
-            if len(parents) < 20:
-                raise TaskError(f"fewer than 20 named {p.plural} with {c.plural}")
-            parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
-            pkey = self.key(pname, parent)
-            children = rows(world, f'SELECT * FROM "{c.table}" WHERE "{link.column}" = ? ORDER BY rowid', pkey)
-            args: dict[str, Any] = {fname: pkey}
-            phrase = ""
-            usable = [f for f in filters if any(ch[c.fields[f].column] for ch in children)]
-            if usable and rng.random() < 0.6:
-                f = rng.choice(usable)
-                g = c.fields[f]
-                if g.kind == "category":
-                    value = str(rng.choice([ch[g.column] for ch in children if ch[g.column] is not None]))
-                    args[f] = value
-                    phrase = f" whose {_label(f)} is {value}"
-                    children = [ch for ch in children if str(ch[g.column]) == value]
-                else:
-                    year = str(rng.choice([ch[g.column] for ch in children if ch[g.column]]))[:4]
-                    args[f"{f}_from"], args[f"{f}_to"] = f"{year}-01-01", f"{year}-12-31"
-                    phrase = f" with a {_label(f)} in {year}"
-                    children = [ch for ch in children if str(ch[g.column] or "")[:4] == year]
-            title = _quoted(p, _title(p, parent) or "")
-            pages = [call(f"search_{c.plural}", **args, limit=50)]
-            gate = AnyToolCalled(name=f"listed the {p.label}'s {c.plural}", patterns=[{"tool": f"search_{c.plural}", "args": args}],
-                                 gate=True, weight=2)
-            if money is None:
-                n = str(len(children))
-                prompt = compose(self.wordings, rng.choice(_OPENERS), f"how many {_label(c.plural)}{{filter}} does the {p.label} {{record}} have?",
-                                 {"filter": phrase, "record": title}, "Reply with submit_answer, giving the number as values.count.")
-                return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{n}.", count=n)],
-                                 outcome=completed(),
-                                 rubric=[gate, AnswerCheck(name="answer gives the count", field="values.count", expect=number(n), weight=3, gate=True)],
-                                 negatives=[negative("unread", "answers without counting", answer_call("Some.", count="1"))])
-            m = c.fields[money]
-            minor = sum(int(ch[m.column] or 0) for ch in children)
-            total = str(Decimal(minor).scaleb(-m.scale).quantize(Decimal(1).scaleb(-m.scale)))
-            prompt = compose(self.wordings, rng.choice(_OPENERS),
-                             f"what is the total {_label(money)} of the {_label(c.plural)}{{filter}} of the {p.label} {{record}}?",
-                             {"filter": phrase, "record": title}, "Reply with submit_answer, giving it as values.total.")
-            return TaskDraft(prompt=prompt, oracle=[*self.find(pname, parent), *pages, answer_call(f"{total}.", total=total)],
-                             outcome=completed(),
-                             rubric=[gate, AnswerCheck(name="answer gives the total", field="values.total", expect=number(total), weight=3, gate=True)],
-                             negatives=[negative("unread", "answers without adding up", answer_call("Zero.", total="0.00"))])
-
-        build.__name__ = "aggregate"
-        return build
-
-    def _extreme(self, cname: str, fname: str, field: str) -> Any:
-        """The largest value of ``field`` (a date: the latest; money: the largest) among a named row's children."""
-        c = self.spec.entities[cname]
-        link = c.fields[fname]
-        pname = link.ref or ""
-        p = self.spec.entities[pname]
-        g = c.fields[field]
-
-        def build(world: World, rng: random.Random) -> TaskDraft:
-            stats = {r["k"]: r for r in rows(world, f'SELECT "{link.column}" AS k, count(*) AS n, count(DISTINCT "{g.column}") AS d '
-                                                     f'FROM "{c.table}" WHERE "{g.column}" IS NOT NULL GROUP BY 1')}
-            parents = [r for r in self.named_rows(world, pname)
-                       if (st := stats.get(self.key(pname, r))) and 2 <= st["n"] <= 50 and st["d"] >= 2]
-            if len(parents) < 20:
-                raise TaskError(f"fewer than 20 named {p.plural} with {c.plural} to compare")
-            parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
-            top = rows(world, f'SELECT max("{g.column}") AS m FROM "{c.table}" WHERE "{link.column}" = ?', self.key(pname, parent))[0]["m"]
-            title = _quoted(p, _title(p, parent) or "")
-            gate = AnyToolCalled(name=f"listed the {p.label}'s {c.plural}", gate=True, weight=2,
-                                 patterns=[{"tool": f"search_{c.plural}", "args": {fname: self.key(pname, parent)}}])
-            if g.kind == "money":
-                value = str(Decimal(int(top)).scaleb(-g.scale).quantize(Decimal(1).scaleb(-g.scale)))
-                ask, expect = f"what is the largest {_label(field)} among the {_label(c.plural)} of the {p.label} {{record}}?", number(value)
-            else:
-                value = str(top)[:10]
-                ask = f"what is the {_label(field)} of the latest {c.label} of the {p.label} {{record}}?"
-                expect = regex(re.escape(value) + r"([ T][0-9:.]+(Z|[+-][0-9:]+)?)?")
-            prompt = compose(self.wordings, rng.choice(_OPENERS), ask, {"record": title}, f"Reply with submit_answer, giving it as values.{field}.")
-            return TaskDraft(prompt=prompt,
-                             oracle=[*self.find(pname, parent), call(f"search_{c.plural}", **{fname: self.key(pname, parent)}, limit=50),
-                                     answer_call(f"{value}.", **{field: value})],
-                             outcome=completed(),
-                             rubric=[gate, AnswerCheck(name=f"answer gives the {_label(field)}", field=f"values.{field}", expect=expect,
-                                                       weight=3, gate=True)],
-                             negatives=[negative("unread", "answers without listing", answer_call("Not sure.", **{field: "0"}))])
-
-        build.__name__ = "extreme"
-        return build
+def _moment(value: str) -> tuple[str, Any]:
+    """A date or date-time as the answer gives it, and its matcher: a date alone for a date; for a moment with a time
+    of day, the date and the time to the minute (seconds and a UTC offset may follow, written either way)."""
+    found = re.match(r"^([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[ T]([0-9]{2}:[0-9]{2})(:[0-9]{2}(?:\.[0-9]+)?)?)?", value)
+    if found is None:
+        return value, text(value)
+    day, minute = found.group(1), found.group(2)
+    if minute is None or (minute == "00:00" and re.fullmatch(r"(:00(\.0+)?)?", found.group(3) or "")):  # midnight: a date
+        return day, regex(re.escape(day) + r"([ T]00:00(:00(\.0+)?)?(Z|[+-]00:?00)?)?")
+    return f"{day} {minute}", regex(re.escape(day) + r"[ T]" + re.escape(minute) + r"(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 
 
 def derive_templates(gen: GeneratedEnvironment, wordings: dict[str, str] | None = None) -> list[TaskTemplate]:
@@ -417,7 +370,7 @@ def derive_templates(gen: GeneratedEnvironment, wordings: dict[str, str] | None 
     from toolgym.new.action_templates import ActionDeriver
 
     d = ActionDeriver(gen, wordings)
-    found = [*d.lookups(), *d.joins(), *d.aggregates(), *d.actions()]
+    found = [*d.lookups(), *d.joins(), *d.aggregates(), *d.latest_reads(), *d.actions()]
     unique: dict[str, TaskTemplate] = {}
     for t in found:
         unique.setdefault(t.id, t)
