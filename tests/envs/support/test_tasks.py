@@ -23,7 +23,7 @@ async def test_metaeval_every_template_one_seed() -> None:
     """Oracle 1.0 with no tool error; no-op, every negative, every generated attack and alternative path as they must;
     constant policies earn nothing; determinism — for all templates on one seed (CI's `toolgym check support --seeds 20`
     does 20, with the guessing bound and the majority shares, which need many seeds)."""
-    with anyio.fail_after(1800)  # a hang guard: minutes idle, many more at a load of 14:
+    with anyio.fail_after(1800):  # a hang guard: minutes idle, many more at a load of 14
         report = await check_environment(environment, seeds=1)
     assert len(report.templates) == len(TEMPLATES)
     # the guessing bound is a mean over many seeds: on one seed the declaration to guess is the right one by construction
