@@ -222,9 +222,9 @@ def test_readme_says_what_the_tests_cost() -> None:
     """How long the suite and its quick tier take, and the adapter environments it builds, where and how big."""
     from tests.integrations.venvs import cache_dir
 
-    assert str(cache_dir()) == str(Path.home() / ".cache" / "toolgym" / "test-venvs") or "TOOLGYM_TEST_VENVS" in __import__("os").environ
-    assert "~/.cache/toolgym/test-venvs" in README and "TOOLGYM_TEST_VENVS" in README
-    assert re.search(r"~\d+(\.\d+)? GB under `~/.cache/toolgym/test-venvs`", README)
+    assert str(cache_dir()) == str(Path.home() / ".cache" / "toolgym-test-venvs") or "TOOLGYM_TEST_VENVS" in __import__("os").environ
+    assert "~/.cache/toolgym-test-venvs" in README and "TOOLGYM_TEST_VENVS" in README
+    assert re.search(r"~\d+(\.\d+)? GB under `~/.cache/toolgym-test-venvs`", README)
     assert re.search(r"python -m pytest\s+# the whole suite: .*\d+ minutes on 2 cores", README)
     assert re.search(r'python -m pytest -m "not slow"\s+# the quick tier: .*\d+ minutes on 2 cores', README)
     assert "tests/README.md" in README  # the tiers, the workers, the marker rules

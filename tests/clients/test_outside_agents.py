@@ -4,7 +4,7 @@ Each is what a user would point ``--agent cmd:...`` at: a Python MCP client in a
 own (the ``mcp`` 1.x SDK, not toolgym's), started as the README shows (``--mcp-config {mcp_config}
 --prompt-file {prompt_file}``), and a Node client on the npm package ``@modelcontextprotocol/sdk``, started
 as an executable script beside its ``node_modules``. Their environments are built from the registries and
-cached under ``~/.cache/toolgym/test-venvs`` (``tests/integrations/venvs.py``); the sandbox finds what each
+cached under ``~/.cache/toolgym-test-venvs`` (``tests/integrations/venvs.py``); the sandbox finds what each
 needs from its command line alone.
 """
 

@@ -52,6 +52,7 @@ def trl_venv() -> Venv:
     return ensure_venv("trl", TRL, [REPO / "integrations" / "remote", REPO / "integrations" / "trl"])
 
 
+@pytest.fixture(scope="session")
 def core_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of toolgym's installable source (pyproject, README, packages): what ``pip install`` builds. Copied
     once per test session (``build_once``), so every worker installs the same files."""

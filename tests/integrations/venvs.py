@@ -3,7 +3,7 @@
 verifiers (``mcp==2.0.0``) and OpenEnv (``fastmcp>=3``) cannot share toolgym's environment, and an
 environment package must be installed like a user would install it, so these tests run in separate
 virtual environments. Installing a framework takes minutes, so each environment lives under a cache
-directory (``$TOOLGYM_TEST_VENVS``, default ``~/.cache/toolgym/test-venvs``) keyed by its requirements;
+directory (``$TOOLGYM_TEST_VENVS``, default ``~/.cache/toolgym-test-venvs``) keyed by its requirements;
 the repository's own small packages are reinstalled (no dependencies, no build isolation: seconds) only
 when their files change. A file lock keeps concurrent test sessions from building one environment twice.
 
@@ -57,7 +57,7 @@ class Venv:
 def cache_dir() -> Path:
     """Where the environments live (kept between sessions)."""
     given = os.environ.get("TOOLGYM_TEST_VENVS")
-    return Path(given) if given else Path.home() / ".cache" / "toolgym" / "test-venvs"
+    return Path(given) if given else Path.home() / ".cache" / "toolgym-test-venvs"
 
 
 def _unavailable(message: str) -> None:

@@ -51,8 +51,8 @@ def test_a_csv_row_with_extra_cells_is_one_line_naming_file_and_line(tmp_path: P
     folder.mkdir()
     (folder / "customer.csv").write_text("id,name,email\n1,Ann,a@x.test\n2,Bob,b@x.test,EXTRA\n")
     line = _new(capsys, tmp_path, "shop", folder)
-    assert line == (f"toolgym new: error: {folder}/customer.csv, line 3: 4 cells where the header names 3 columns; remove "
-                    "the extra cells, or quote a value that holds a comma")
+    assert line == (f"toolgym new: error: {folder}/customer.csv, line 3: 4 cells where the header has 3; fix the row "
+                    "(a comma inside a value needs quotes) and run again")
 
 
 @pytest.mark.parametrize(("name", "suggested"), [("shop_x", "shop-x"), ("Shop", "shop"), ("9lives", "env-9lives")])
