@@ -24,7 +24,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``new NAME [--from SOURCE] [--out DIR] [--spec FILE] [--sample N] [--scrub COLUMN ...] [--seeds N] [--no-check]
+    """``new NAME [--from SOURCE] [--out DIR] [--spec FILE] [--sample N] [--scrub COLUMN ...] [--seeds N] [--jobs N] [--no-check]
     [--llm-base-url URL [--llm-model M] [--llm-api-key-env VAR]]``."""
     parser.add_argument("name", metavar="NAME", help="the environment's name: lower-case letters, digits and '-', starting "
                         "with a letter (no '_': the package is NAME with '-' as '_' plus '_env')")
@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", type=integer(1, 10_000_000), metavar="N", help="keep a connected subset: N rows per top-level table")
     parser.add_argument("--scrub", nargs="+", default=[], metavar="COLUMN", help="replace these columns' values (COLUMN or TABLE.COLUMN) with generated ones")
     parser.add_argument("--seeds", type=integer(1, 1000), default=10, metavar="N", help="seeds the check plays per template (default 10)")
+    parser.add_argument("--jobs", type=integer(1, 1024), default=1, metavar="N",
+                        help="run the check in N processes (default 1; one per core is fastest)")
     parser.add_argument("--no-check", action="store_true", help="write the package without checking its templates")
     parser.add_argument("--no-attacks", action="store_true", help="check oracles, no-ops and negatives only (faster)")
     parser.add_argument("--llm-base-url", metavar="URL", help="with this OpenAI-compatible endpoint (e.g. http://localhost:8000/v1): "
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = new_environment(args.name, source=args.source, out=args.out, spec_file=args.spec, sample=args.sample,
                                  scrub=args.scrub, seeds=args.seeds, check=not args.no_check, attacks=not args.no_attacks,
-                                 reword=reword, progress=lambda msg: print(f"toolgym new: {msg}", flush=True))
+                                 reword=reword, jobs=args.jobs, progress=lambda msg: print(f"toolgym new: {msg}", flush=True))
     except sqlite3.DatabaseError as exc:  # damage in the source found late: one line, like every bad source
         print(f"toolgym new: error: the source database cannot be read ({exc}); repair it first (sqlite3 SOURCE .recover)",
               file=sys.stderr)

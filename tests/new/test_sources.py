@@ -60,6 +60,19 @@ def test_csv_folder(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_check_in_two_processes_keeps_what_one_keeps(tmp_path: Path) -> None:
+    """`toolgym new --jobs 2` plays each template once in two worker processes (the generated package imported from
+    its project folder there) and keeps and drops exactly what the one-process check does, for the same reasons."""
+    source = _shop_csv(tmp_path / "shop")
+    one = new_environment("shop", source=source, out=tmp_path / "one", seeds=2)
+    two = new_environment("shop", source=source, out=tmp_path / "two", seeds=2, jobs=2)
+    assert one.kept and two.kept == one.kept, (one.summary(), two.summary())
+    assert two.dropped == one.dropped
+    kept = json.loads((tmp_path / "two" / "shop_env" / "templates.json").read_text())["kept"]
+    assert kept == two.kept
+
+
+@pytest.mark.slow
 async def test_finance_and_support_worlds_as_sources(tmp_path: Path) -> None:
     expected = {"finance": ["do_freeze_account", "join_transfer_payee", "count_card_of_customer"],
                 "support": ["do_cancel_order", "join_shipment_order", "total_amount_credit_ledger_of_customer"]}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -207,13 +208,14 @@ def import_generated(project: Path, package: str):  # noqa: ANN201
 
 def new_environment(name: str, *, source: str | Path | None, out: str | Path | None = None, spec_file: str | Path | None = None,
                     sample: int | None = None, scrub: list[str] = (), seeds: int = 5, check: bool = True,
-                    attacks: bool = True, progress=None, reword=None) -> NewReport:  # noqa: ANN001
+                    attacks: bool = True, progress=None, reword=None, jobs: int = 1) -> NewReport:  # noqa: ANN001
     """Write (or regenerate) the environment package, then check its templates and keep those that pass.
 
     Args:
         source: the SQLite file or CSV folder (None: regenerate from the package's existing spec and data).
         spec_file: a spec to use instead of the package's (copied over the package's spec.json).
         seeds: seeds the check plays per template (every seed must pass for a template to be kept).
+        jobs: processes the check runs in (``toolgym check --jobs``): one per core is fastest.
         reword: a :class:`toolgym.new.reword.RewordConfig` to reword the prompt templates with a model (validated and
             proved on ``seeds`` seeds before the check); None keeps (and re-proves) the package's wordings.json.
 
@@ -293,7 +295,7 @@ def new_environment(name: str, *, source: str | Path | None, out: str | Path | N
     reword_package(environment, folder, kept, seeds, reword, say)
     if check and kept:
         say(f"checking {len(kept)} templates on {seeds} seeds")
-        kept = _check(project, package, kept, seeds, attacks, report.dropped)
+        kept = _check(project, package, kept, seeds, attacks, report.dropped, jobs)
         report.checked = True
     if (folder / "proposals.json").exists():  # proposals none of whose templates survived leave no tool and no policy line
         from toolgym.new.propose import settle_proposals
@@ -404,17 +406,39 @@ def _instantiable(environment, generated, seeds: int) -> tuple[list[str], dict[s
     return kept, dropped
 
 
-def _check(project: Path, package: str, kept: list[str], seeds: int, attacks: bool, dropped: dict[str, str]) -> list[str]:
-    """Check the templates (every seed must pass), drop the failing ones, and check the rest again until the whole
-    environment passes, environment-wide limits (constant and trained policies) included."""
+def _check(project: Path, package: str, kept: list[str], seeds: int, attacks: bool, dropped: dict[str, str],
+           jobs: int = 1) -> list[str]:
+    """Check the templates (every seed must pass), drop the failing ones, and settle the environment-wide limits
+    (constant and trained policies, the guessing bound) over the rest until the whole environment passes.
+
+    Each template is played once, in ``jobs`` processes: a template's check does not depend on which others are
+    kept (its constant answers come from its own first seed), so later rounds only pool the kept templates'
+    reports again (``assemble_report``) instead of replaying every template.
+    """
     import anyio
 
+    from graders.check_report import assemble_report
     from graders.metaeval import check_environment
 
-    kept = list(kept)
-    for _ in range(4):
-        environment = _keep(project, package, kept, dropped, seeds)
+    environment = _keep(project, package, kept, dropped, seeds)
+    if jobs > 1 and len(kept) > 1:
+        from graders.parallel import check_in_processes
+
+        # spawned workers import the package the way this process did: from the project folder
+        path = os.environ.get("PYTHONPATH", "")
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(project), path) if p)
+        try:
+            report = check_in_processes(f"{package}:environment", jobs=jobs, seeds=seeds, attacks=attacks)
+        finally:
+            if path:
+                os.environ["PYTHONPATH"] = path
+            else:
+                os.environ.pop("PYTHONPATH", None)
+    else:
         report = anyio.run(lambda: check_environment(environment, seeds=seeds, attacks=attacks))
+    results = {t.template_id: t for t in report.templates}
+    kept = [t for t in kept if t in results]
+    for _ in range(len(kept) + 1):
         failing = {t.template_id: "; ".join(dict.fromkeys(for_users(v.split(": ", 1)[-1]) for v in t.violations))[:300]
                    for t in report.templates if t.violations}
         if not failing and report.env_violations:
@@ -423,9 +447,12 @@ def _check(project: Path, package: str, kept: list[str], seeds: int, attacks: bo
                 break
             failing = {worst.template_id: "environment-wide limit: " + "; ".join(report.env_violations)[:250]}
         if not failing:
+            _keep(project, package, kept, dropped, seeds)
             return kept
         dropped.update(failing)
         kept = [t for t in kept if t not in failing]
         if not kept:
             break
+        report = assemble_report(environment.name, [results[t] for t in kept])
+    _keep(project, package, kept, dropped, seeds)
     return kept
