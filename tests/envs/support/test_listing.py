@@ -81,7 +81,7 @@ def test_policy_states_the_numbers_the_rules_enforce() -> None:
         if days:
             assert re.search(rf"{category} \*\*{days} days\*\*", text), category
     assert "Grocery is **final sale**" in text
-    assert f"at least **{rules.DAMAGE_REPORT_DAYS} days**" in text
+    assert f"return window or **{rules.DAMAGE_REPORT_DAYS} days** after\n  delivery, whichever is longer" in text
     assert f"**{rules.RESTOCKING_FEE_BPS // 100}%**" in text
     assert f"**{rules.money(rules.KEEP_IT_LIMIT_MINOR)}**" in text
     assert f"**{rules.money(rules.AGENT_REFUND_LIMIT_MINOR)} per order in total**" in text
