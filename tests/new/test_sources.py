@@ -298,3 +298,32 @@ def test_a_folder_of_json_tables_reads_like_csv(tmp_path: Path) -> None:
     (json_folder / "bad.json").write_text('{"not": "a list"}')
     with pytest.raises(NewError, match="list of objects"):
         read_source(json_folder)
+
+
+def test_a_count_every_row_shares_is_never_asked(tmp_path: Path) -> None:
+    """Where every customer has exactly two orders, "how many orders does X have?" is always 2: a policy that
+    memorised it would be paid. The count template is dropped saying so, and is kept where the counts differ."""
+    source = _shop_csv(tmp_path / "shop")
+    with (source / "orders.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    with (source / "orders.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(rows[0])
+        for i, row in enumerate(rows[1:121], start=1):
+            w.writerow([i, (i - 1) // 2 + 1, *row[2:]])  # customers 1-60: two orders each
+    report = new_environment("shop", source=source, out=tmp_path / "two", check=False, seeds=2)
+    assert "count_order_of_customer" not in report.kept
+    assert "one count for all, an answer a policy memorises" in report.dropped["count_order_of_customer"]
+    varied = new_environment("shop", source=_shop_csv(tmp_path / "varied"), out=tmp_path / "many", check=False, seeds=2)
+    assert "count_order_of_customer" in varied.kept
+
+
+def test_lookups_ask_only_fields_whose_answers_vary() -> None:
+    """A detail most rows share (a status nearly always 'active') is an answer a policy memorises: never asked."""
+    from toolgym.new.templates import _varied
+
+    items = [(row, field) for row in range(10) for field in ("city", "status", "tier")]
+    answer = {"city": lambda r: f"city {r}", "status": lambda r: "active" if r < 8 else "closed", "tier": lambda r: str(r % 3)}
+    kept = _varied(items, lambda rf: rf[1], lambda rf: answer[rf[1]](rf[0]))
+    assert {field for _, field in kept} == {"city", "tier"}
+    assert len(kept) == 20

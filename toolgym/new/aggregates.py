@@ -30,6 +30,7 @@ from toolgym.new.templates import (
     Deriver,
     _label,
     _moment,
+    _order,
     _quoted,
     _spread,
     _stream,
@@ -117,6 +118,16 @@ class AggregateDeriver(Deriver):
             parents = [r for r in named if 2 <= counts.get(self.held(link, r), 0)]
             if len(parents) < 20:
                 raise TaskError(f"fewer than 20 named {p.plural} with {c.plural}")
+            if money is None:
+                # seeds cycle through the counts the data shows, so no count is the usual answer a policy memorises
+                by_size: dict[int, list[Any]] = {}
+                for r in parents:
+                    by_size.setdefault(counts[self.held(link, r)], []).append(r)
+                if len(by_size) < 2:
+                    raise TaskError(f"the named {p.plural} have {' or '.join(map(str, sorted(by_size)))} {c.plural} each: "
+                                    "one count for all, an answer a policy memorises")
+                sizes = sorted(by_size)
+                parents = by_size[sizes[_order(world, rng, len(sizes))[0]]]
             parent = _spread(world, rng, parents, f"{p.label} with {c.plural}")
             pkey = self.held(link, parent)
             keycol = c.fields[c.key or ""].column

@@ -441,6 +441,12 @@ def _check(project: Path, package: str, kept: list[str], seeds: int, attacks: bo
     for _ in range(len(kept) + 1):
         failing = {t.template_id: "; ".join(dict.fromkeys(for_users(v.split(": ", 1)[-1]) for v in t.violations))[:300]
                    for t in report.templates if t.violations}
+        # the environment-wide replay limit (2% of instances) lets one template through that another seed's oracle
+        # passes on a third of its seeds, and on seeds nobody checked the pooled share then breaks the limit: a
+        # generated template is held to at most one seed in ten on its own
+        failing |= {t.template_id: f"another seed's oracle, with this prompt's names and numbers, passes on {t.replays_passed} "
+                    f"of {len(t.seeds)} seeds: the request decides the answer, not the data"
+                    for t in report.templates if t.template_id not in failing and t.replays_passed > len(t.seeds) // 10}
         if not failing and report.env_violations:
             worst = max(report.templates, key=lambda t: (t.prior_reward, t.replays_passed), default=None)
             if worst is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +60,21 @@ def _order(world: World, rng: random.Random, count: int) -> list[int]:
     random.Random(f"spread:{template}").shuffle(perm)
     start = int(seed) % count
     return perm[start:] + perm[:start]
+
+
+def _varied(items: list[Any], group: Any, answer: Any, most: float = 0.5, values: int = 3) -> list[Any]:
+    """The items of the groups (by ``group(item)``: a field asked about) whose answers vary: at least ``values``
+    distinct answers, none given by more than ``most`` of the group. A field most rows share (a content type, a
+    status nearly always 'active') is an answer a policy memorises: another seed's answer would be paid."""
+    groups: dict[Any, list[Any]] = {}
+    for item in items:
+        groups.setdefault(group(item), []).append(item)
+    kept = set()
+    for key, members in groups.items():
+        tally = Counter(answer(m) for m in members)
+        if len(tally) >= values and tally.most_common(1)[0][1] <= most * len(members):
+            kept.add(key)
+    return [item for item in items if group(item) in kept]
 
 
 def _spread(world: World, rng: random.Random, candidates: list[Any], what: str) -> Any:
@@ -220,8 +236,9 @@ class Deriver:
         e = self.spec.entities[ename]
 
         def build(world: World, rng: random.Random) -> TaskDraft:
-            candidates = self.memo(world, ("lookup", ename), lambda: [
-                (r, d) for r in self.named_rows(world, ename) for d in details if self.shown(ename, d, r)])
+            candidates = self.memo(world, ("lookup", ename), lambda: _varied([
+                (r, d) for r in self.named_rows(world, ename) for d in details if self.shown(ename, d, r)], lambda rd: rd[1],
+                lambda rd: str(self.shown(ename, rd[1], rd[0]))))
             if len(candidates) < 40:
                 raise TaskError(f"fewer than 40 named {e.plural} with details: too few for distinct instances")
             by_row: dict[int, list[Any]] = {}
