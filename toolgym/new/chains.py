@@ -35,8 +35,9 @@ _YEAR = re.compile(r"^(year|year_id|yearid|season|yr)$")
 _DATE_PART = re.compile(r"(^|_)(year|month|day|hour|minute|second|yr|mo|dt)(_id)?$|^(year|month|day|hour|minute)")
 _ASKED = re.compile(r"(delay|duration|air_time|amount|price|salary|votes|points|score|weight|height|attendance|quantity|award|result)")
 _MIN_PARENTS = 20
-_PER_CHILD = 3
-"""Latest-child questions kept per child entity (of those that can be built): a few ways to ask, not dozens."""
+_PER_CHILD = 4
+"""Latest-child questions kept per way of naming their owner (three times as many per child entity): a few ways to
+ask, not dozens."""
 CAP_TAG = "cap:"
 """A template tag ``cap:<group>:<n>``: of the templates of one group that can be built, ``toolgym new`` keeps the first n."""
 
@@ -92,24 +93,26 @@ class ChainDeriver(AggregateDeriver):
             if c.key is None or order_field(c) is None:
                 continue
             refs = [(n, f) for n, f in c.fields.items() if f.kind == "ref" and f.visible and f.ref != cname]
-            family = f"{CAP_TAG}the latest {c.label}:{_PER_CHILD}"  # toolgym new keeps the first few of these that can be built
             for fname, f in refs:
                 p = self.spec.entities[f.ref or ""]
                 if p.key is None or not (p.title or p.natural_key):
                     continue
+                # toolgym new keeps the first few of these that can be built: a few per way of naming the owner (a
+                # flight's latest by its plane, by its destination), and a few more per child entity in all
+                family = [f"{CAP_TAG}the latest {c.label}:{_PER_CHILD * 3}", f"{CAP_TAG}the latest {c.label} by {fname.removesuffix('_id')}:{_PER_CHILD}"]
                 others = [(g, self.spec.entities[h.ref or ""]) for g, h in refs if g != fname and h.ref != f.ref
                           and (self.spec.entities[h.ref or ""].title or self.spec.entities[h.ref or ""].natural_key)]
                 base = f"latest_{cname}_of_{fname.removesuffix('_id')}"
                 tools = [f"search_{p.plural}", f"search_{c.plural}", f"get_{cname}", "submit_answer"]
                 for g, target in others[:3]:
                     out.append(TaskTemplate(self._latest_ref(cname, fname, g), id=f"{base}_{g.removesuffix('_id')}"[:80],
-                                            category="multistep", difficulty="hard", tags=["multistep", "read", "generated", family],
+                                            category="multistep", difficulty="hard", tags=["multistep", "read", "generated", *family],
                                             tools=list(dict.fromkeys([*tools[:-1], f"search_{target.plural}", f"get_{c.fields[g].ref}", "submit_answer"])),
                                             one_sided=LOOKUP_ONE_SIDED,
                                             description=f"Find a {p.label}, its latest {c.label}, and the {target.label} that refers to"))
                 for detail in self._details(c, order_field(c) or ""):
                     out.append(TaskTemplate(self._latest_detail(cname, fname, detail), id=f"{base}_{detail}"[:80], category="multistep",
-                                            difficulty="hard", tags=["multistep", "read", "generated", family], tools=tools,
+                                            difficulty="hard", tags=["multistep", "read", "generated", *family], tools=tools,
                                             one_sided=LOOKUP_ONE_SIDED,
                                             description=f"Find a {p.label}, its latest {c.label}, and its {self.words(cname, detail)}"))
         return out
