@@ -154,6 +154,8 @@ CREATE INDEX transactions_by_account_date ON transactions (account_id, txn_date)
 CREATE INDEX transactions_by_card ON transactions (card_id) WHERE card_id IS NOT NULL;
 CREATE INDEX transactions_by_transfer ON transactions (transfer_id) WHERE transfer_id IS NOT NULL;
 CREATE INDEX transactions_pending ON transactions (account_id) WHERE status = 'pending';
+-- a search over the whole bank pages newest first: 25 rows read from this index instead of 37,000 sorted
+CREATE INDEX transactions_by_date ON transactions (txn_date, txn_id);
 
 CREATE TABLE payees (
   payee_id TEXT PRIMARY KEY CHECK (payee_id GLOB 'PAY-[0-9][0-9][0-9][0-9][0-9]'),
