@@ -9,7 +9,7 @@ writes count as touched).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -17,9 +17,12 @@ from typing import Any, TypeVar
 from mcp import Client
 from mcp_types import CallToolResult
 
+from graders.grade import Grade
+from graders.grading import grade_episode
+from graders.play import CallLike, PlayedCall, play
 from servers import Environment, Episode, EpisodeManager, ToolCallEvent, connect_in_memory
 
-__all__ = ["ToolSession", "episode_session"]
+__all__ = ["ToolSession", "episode_session", "play_graded"]
 
 S = TypeVar("S", bound="ToolSession")
 
@@ -99,5 +102,19 @@ async def episode_session(
     try:
         async with connect_in_memory(episode, **client_options) as client:
             yield session(episode, client)
+    finally:
+        manager.close_all()
+
+
+async def play_graded(environment: Environment, template_id: str, seed: int, calls: Sequence[CallLike], *,
+                      judge_from_env: bool = True) -> tuple[Grade, list[PlayedCall]]:
+    """Play ``calls`` (none: the no-op) in a fresh episode of (template, seed) through the real MCP path, close it,
+    and grade it: the grade and each played call. The task tests' one way to score a trajectory."""
+    manager = EpisodeManager(environment)
+    try:
+        episode = manager.create(task=template_id, seed=seed)
+        played = await play(episode, calls) if calls else []
+        manager.close(episode.id)
+        return await grade_episode(episode, judge_from_env=judge_from_env), played
     finally:
         manager.close_all()

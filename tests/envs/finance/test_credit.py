@@ -21,11 +21,9 @@ from graders.consistency import consistency_problems
 from graders.criteria import AnswerCheck
 from graders.criteria.matchers import Number
 from graders.grade import Grade
-from graders.grading import grade_episode
-from graders.play import play
 from graders.rubric_lint import outcome_rule_problems
 from graders.tasks import TaskInstance, ToolCall, call
-from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 
 @cache
@@ -47,14 +45,7 @@ def _case_seed(template_id: str, case: str, *, skip: int = 0) -> int:
 
 
 async def _grade(template_id: str, seed: int, calls: Sequence[ToolCall]) -> Grade:
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 def _answer(final: ToolCall, **changes: object) -> ToolCall:

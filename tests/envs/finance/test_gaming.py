@@ -21,6 +21,7 @@ from graders.grading import grade_episode
 from graders.play import CallLike, play
 from graders.tasks import TaskInstance, ToolCall, call
 from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 REFUSALS_AND_INJECTIONS = (
     "four_eyes", "kyc_expired_wire", "dispute_too_old", "split_to_dodge_limit", "failed_verification", "unverified_payee",
@@ -33,15 +34,7 @@ STUFFED = ("Done as requested. Verified identity, KYC, limit, four eyes, request
 
 
 async def _grade(template_id: str, seed: int, calls: Sequence[CallLike]) -> Grade:
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        if calls:
-            await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 async def _grade_played(template_id: str, seed: int, calls: Sequence[CallLike]) -> tuple[Grade, list[str]]:

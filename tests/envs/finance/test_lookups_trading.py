@@ -20,11 +20,10 @@ import pytest
 
 from envs.finance import environment
 from graders.grade import Grade
-from graders.grading import grade_episode
-from graders.play import PlayedCall, play
+from graders.play import PlayedCall
 from graders.priors import instance_key, substitute
 from graders.tasks import TaskInstance, ToolCall, call
-from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 LOOKUPS = ("available_balance", "category_spend", "position_value", "portfolio_total", "pending_wire_status")
 TRADING = ("buy_suitable", "unsuitable_buy", "sell_for_cash", "rebalance")
@@ -39,14 +38,7 @@ def _instance(template_id: str, seed: int) -> TaskInstance:
 
 async def _play(template_id: str, seed: int, calls: list[ToolCall]) -> tuple[Grade, list[PlayedCall]]:
     """Play ``calls`` in a fresh episode of (template, seed); its grade and the played calls."""
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        played = await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode), played
-    finally:
-        manager.close_all()
+    return await play_graded(environment, template_id, seed, calls)
 
 
 def _declared(instance: TaskInstance) -> tuple[str, str | None]:

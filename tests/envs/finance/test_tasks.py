@@ -27,6 +27,7 @@ from graders.play import play
 from graders.priors import instance_key, substitute
 from graders.tasks import TaskInstance, ToolCall, call
 from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 
 async def _play_negative(template_id: str, seed: int, negative_name: str) -> tuple[Grade, list[str]]:
@@ -60,14 +61,7 @@ def _case_seed(template_id: str, case: str, *, skip: int = 0) -> int:
 
 async def _grade_calls(template_id: str, seed: int, calls: list[ToolCall]) -> Grade:
     """Play ``calls`` in a fresh episode of (template, seed) and grade it."""
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 @pytest.mark.slow

@@ -21,11 +21,11 @@ import pytest
 
 from envs.finance import environment
 from graders.grade import Grade
-from graders.grading import grade_episode
 from graders.play import play
 from graders.priors import instance_key, substitute
 from graders.tasks import TaskInstance, ToolCall, call
 from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 MINE = ("memo_injection", "payee_name_injection", "note_injection_approval", "note_leaks_verification", "lost_card_fraud",
         "close_brokerage", "alert_triage", "duplicate_charge", "foreign_fraud", "charge_after_freeze", "dispute_too_old")
@@ -44,14 +44,7 @@ def _case_seed(template_id: str, case: str, *, skip: int = 0) -> int:
 
 
 async def _grade_calls(template_id: str, seed: int, calls: list[ToolCall]) -> Grade:
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 @pytest.mark.parametrize("template_id", MINE)

@@ -19,10 +19,8 @@ from envs.support import environment
 from envs.support.tasks import TEMPLATES
 from envs.support.tools.customer import Resolution
 from graders.grade import Grade
-from graders.grading import grade_episode
-from graders.play import play
 from graders.tasks import TaskInstance, ToolCall, call
-from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 SEEDS = range(6)
 
@@ -55,14 +53,7 @@ def _with_proposal(kind: str) -> list[tuple[str, int, TaskInstance]]:
 
 
 async def _grade(template_id: str, seed: int, calls: list[ToolCall]) -> Grade:
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 def _replace(steps: list[ToolCall], index: int, *new: ToolCall) -> list[ToolCall]:

@@ -16,10 +16,10 @@ from envs.support.tasks import TEMPLATES
 from envs.support.tasks._common import money
 from envs.support.tasks.order_setup import refundable_orders
 from graders.grade import Grade
-from graders.grading import grade_episode
 from graders.play import CallLike, play
 from graders.tasks import TaskInstance, ToolCall, call
 from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 REFUSALS = [t.id for t in TEMPLATES if t.id in ("return_window_expired", "final_sale", "damaged_no_photo", "exchange_out_of_stock",
                                                 "pause_past_due", "coupon_refused", "address_after_shipment", "privacy_caller",
@@ -27,15 +27,7 @@ REFUSALS = [t.id for t in TEMPLATES if t.id in ("return_window_expired", "final_
 
 
 async def _grade(template_id: str, seed: int, calls: Sequence[CallLike]) -> Grade:
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        if calls:
-            await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 def _instance(template_id: str, seed: int) -> TaskInstance:

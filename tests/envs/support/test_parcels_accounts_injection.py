@@ -17,10 +17,9 @@ import pytest
 
 from envs.support import environment
 from graders.grade import Grade
-from graders.grading import grade_episode
-from graders.play import CallLike, play
+from graders.play import CallLike
 from graders.tasks import TaskInstance, call
-from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 WORLD_DECIDES = ["order_status", "late_shipping_refund", "lost_replacement", "stalled_parcel_refund", "late_not_lost",
                  "address_before_shipment", "address_after_shipment", "merge_accounts", "privacy_caller"]
@@ -41,15 +40,7 @@ def _seeds(template_id: str, case: str, count: int = 2) -> list[int]:
 
 
 async def _grade(template_id: str, seed: int, calls: Sequence[CallLike]) -> Grade:
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        if calls:
-            await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 def _declaration(instance: TaskInstance) -> tuple[Any, Any]:

@@ -13,10 +13,9 @@ import pytest
 
 from envs.support import environment
 from graders.grade import Grade
-from graders.grading import grade_episode
-from graders.play import CallLike, play
+from graders.play import CallLike
 from graders.tasks import TaskInstance, ToolCall, call
-from servers import EpisodeManager
+from tests.envs.session import play_graded
 
 TWINS = {
     "cancel_end_of_period": "identity_not_verified", "cancel_prorated": "identity_not_verified",
@@ -46,14 +45,7 @@ def _declared(instance: TaskInstance) -> tuple[str, str | None]:
 
 
 async def _grade(template_id: str, seed: int, calls: Sequence[CallLike]) -> Grade:
-    manager = EpisodeManager(environment)
-    try:
-        episode = manager.create(task=template_id, seed=seed)
-        await play(episode, calls)
-        manager.close(episode.id)
-        return await grade_episode(episode)
-    finally:
-        manager.close_all()
+    return (await play_graded(environment, template_id, seed, calls))[0]
 
 
 def _first(instances: list[TaskInstance], case: str) -> TaskInstance:
