@@ -316,7 +316,8 @@ def main() -> None:
     larger = Table(title=f"{ENV}: a call on a 10x world vs the normal one (every oracle's calls, {args.rounds} interleaved rounds)")
     for column in ("calls", "x1 median ms", "x10 median ms", "x10 / x1"):
         larger.add_column(column, justify="left" if column == "calls" else "right")
-    for label in [label for label in ("every call", "search_customers", "search_products", "search_messages") if calls.get(label)]:
+    searches = ("search_customers", "search_products", "search_messages", "search_people", "search_issues", "search_pages")
+    for label in [label for label in ("every call", *searches) if calls.get(label)]:
         one, ten = _median_ms(calls[label][1]), _median_ms(calls[label][10])
         larger.add_row(label, f"{one:.3f}", f"{ten:.3f}", f"{ten / one:.2f}x")
     frequent = [t for t in calls if t != "every call" and min(len(calls[t][1]), len(calls[t][10])) >= 15]

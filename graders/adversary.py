@@ -23,11 +23,12 @@ from graders.criteria.answer import answer_tool_of
 from graders.effects import effects, same_effects
 from graders.grade import Grade
 from graders.grading import grade_episode
-from graders.play import play_direct
+from graders.play import play_new
 from graders.tasks import ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 from servers.record import ToolCallEvent
+from servers.setups import SetupCache
 
 __all__ = ["AttackStats", "AttackOutcome", "build_vocabulary", "play_calls", "run_attack", "Played"]
 
@@ -71,14 +72,18 @@ class Played:
     diff: list[RowChange] = field(default_factory=list)
 
 
-def build_vocabulary(environment: Environment, seed: int) -> Vocabulary:
-    """Instantiate every template on ``seed`` and collect what their oracles say and write."""
+def build_vocabulary(environment: Environment, seed: int, setups: SetupCache | None = None) -> Vocabulary:
+    """Instantiate every template on ``seed`` and collect what their oracles say and write.
+
+    With ``setups`` (the check's), each build is the first of its instance there: the template's own check
+    confirms it with its second build, then replays it.
+    """
     vocabulary = Vocabulary()
     codes: Counter[str] = Counter()
     tools = environment.answer_tools
     answer_tool = tools[0] if len(tools) == 1 else None
     for template_id in sorted(environment.task_templates()):
-        world, instance = environment.instantiate_task(template_id, seed)
+        world, instance = setups.instantiate(template_id, seed) if setups is not None else environment.instantiate_task(template_id, seed)
         world.release()
         if instance.outcome is not None:
             codes.update(instance.outcome.reason_codes)
@@ -100,11 +105,9 @@ def build_vocabulary(environment: Environment, seed: int) -> Vocabulary:
 
 
 async def play_calls(manager: EpisodeManager, template_id: str, seed: int, calls: Sequence[ToolCall]) -> Played:
-    """Create an episode, play ``calls`` through dispatch (``graders.play.play_direct``), close, grade and release it."""
-    episode = manager.create(task=template_id, seed=seed)
+    """Create an episode, play ``calls`` through dispatch (``graders.play.play_new``), close, grade and release it."""
+    episode = await play_new(manager, template_id, seed, calls)
     try:
-        if calls:
-            await play_direct(episode, calls)
         events = list(episode.record.tool_calls)
         manager.close(episode.id)
         grade = await grade_episode(episode, judge_from_env=False)

@@ -31,6 +31,7 @@ from graders.criteria.seen import Seen
 from graders.effects import effects
 from graders.grading import grade_episode
 from graders.tasks import ToolCall
+from graders.play import play_new
 from servers.dispatch import call_tool
 from servers.episodes import EpisodeManager
 from servers.provenance import Shown
@@ -281,10 +282,8 @@ class VariantOutcome:
 
 async def play_variant(manager: EpisodeManager, instance: TaskInstance, variant: Variant) -> VariantOutcome:
     """Play ``variant`` through dispatch on a fresh episode of the instance, grade it, release it."""
-    episode = manager.create(task=instance.template_id, seed=instance.seed)
+    episode = await play_new(manager, instance.template_id, instance.seed, variant.calls)
     try:
-        for step in variant.calls:
-            await call_tool(episode, step.tool, step.arguments)
         manager.close(episode.id)
         grade = await grade_episode(episode, judge_from_env=False)
     finally:

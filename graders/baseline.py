@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from graders.tasks import TaskInstance
     from servers.environment import Environment
 
-__all__ = ["noop_satisfied"]
+__all__ = ["noop_satisfied", "remember_noop"]
 
 
 async def noop_satisfied(environment: Environment, instance: TaskInstance, *, scale: int = 1) -> frozenset[str]:
@@ -38,26 +38,39 @@ async def noop_satisfied(environment: Environment, instance: TaskInstance, *, sc
     if cached is not None:
         return cached
     episode = detached_task_episode(environment, instance.template_id, instance.seed, scale=scale, label="noop")
-    world, start = episode.world, episode.task
-    assert start is not None
     try:
-        rubric = full_rubric(environment, start)
-        ctx = GradingContext(environment=environment, instance=start, record=episode.record, world=world, rubric=rubric)
-        if any(criterion.needs_expected for criterion in rubric):
-            await ctx.load_expected()
-        passing: set[str] = set()
-        with read_only(world):
-            for criterion in rubric:
-                outcome = criterion.evaluate(ctx)
-                if inspect.isawaitable(outcome):
-                    outcome.close()  # type: ignore[union-attr]  # a judge call: never made for the baseline
-                    continue
-                if outcome.graded and outcome.passed:
-                    passing.add(outcome.name)
+        ctx = GradingContext(environment=environment, instance=episode.task, record=episode.record, world=episode.world)  # type: ignore[arg-type]
+        if any(criterion.needs_expected for criterion in full_rubric(environment, ctx.instance)):
+            await ctx.load_expected()  # which may work the baseline out on its own replay's start world
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+        return remember_noop(environment, ctx, scale)
     finally:
-        world.release()
+        episode.world.release()
+
+
+def remember_noop(environment: Environment, ctx: GradingContext, scale: int) -> frozenset[str]:
+    """Evaluate the rubric on ``ctx`` (an untouched start world, an empty record, the expected set loaded when
+    needed), cache which criteria pass as the instance's no-op baseline, and return them.
+
+    Why apart: ``graders/expected.py`` replays the oracle on a start world, then undoes it and calls this on the
+    same world, so a new instance builds its setup once for both baselines instead of twice.
+    """
+    start = ctx.instance
+    rubric = ctx.rubric = full_rubric(environment, start)
+    passing: set[str] = set()
+    with read_only(ctx.world):
+        for criterion in rubric:
+            outcome = criterion.evaluate(ctx)
+            if inspect.isawaitable(outcome):
+                outcome.close()  # type: ignore[union-attr]  # a judge call: never made for the baseline
+                continue
+            if outcome.graded and outcome.passed:
+                passing.add(outcome.name)
     result = frozenset(passing)
+    cache: dict[object, frozenset[str]] = environment.task_template(start.template_id)._noop_satisfied
     while len(cache) >= 4096:
         cache.pop(next(iter(cache)))
-    cache[key] = result
+    cache[instance_cache_key(environment, start.seed, scale)] = result
     return result

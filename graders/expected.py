@@ -1,4 +1,5 @@
-"""The oracle's expected change set: replay the oracle once per task instance, cache the net diff.
+"""The oracle's expected change set: replay the oracle once per task instance, cache the net diff (and, on the
+same world undone to its start, the instance's no-op baseline: ``graders/baseline.py``).
 
 The replay clones a fresh world of the same (template, seed, scale), applies the task's setup, then runs
 every oracle call through the real dispatcher (validation, savepoints, change log) — the same path an
@@ -49,10 +50,22 @@ async def expected_changes(environment: Environment, template_id: str, seed: int
                     f"{step.tool}: {event.error.code}: {event.error.message}; fix the template's oracle"
                 )
         changes = world.diff()
+        cache = template._expected
+        while len(cache) >= CACHE_PER_TEMPLATE:
+            cache.pop(next(iter(cache)))
+        cache[key] = changes
+        if key not in template._noop_satisfied and world.rewind_to_start():
+            # the same world, back at its start, serves the no-op baseline: the setup is built once for both
+            from graders.baseline import remember_noop
+            from graders.context import GradingContext
+            from servers.record import Record
+
+            empty = Record(header=episode.record.header)
+            try:
+                remember_noop(environment, GradingContext(environment=environment, instance=instance, record=empty, world=world,
+                                                          _expected=changes), scale)
+            except Exception:  # noqa: BLE001 - noop_satisfied works it out on its own world, and reports what fails there
+                pass
     finally:
         world.release()
-    cache = template._expected
-    while len(cache) >= CACHE_PER_TEMPLATE:
-        cache.pop(next(iter(cache)))
-    cache[key] = changes
     return changes

@@ -15,6 +15,7 @@ instance, and state checks query by key. Neither entry point hashes or scans the
 from __future__ import annotations
 
 import inspect
+from collections import OrderedDict
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,30 @@ def lint_instance(environment: Environment, instance: TaskInstance) -> list[str]
     return problems
 
 
+_PREPARED: OrderedDict[int, tuple[Environment, TaskInstance, list[str], list[Any]]] = OrderedDict()
+_PREPARED_LIMIT = 512
+
+
+def _prepared(environment: Environment, instance: TaskInstance) -> tuple[list[str], list[Any]]:
+    """The instance's lint problems and full rubric, computed once per instance object (the last few hundred).
+
+    Why: an instance is graded many times over (``toolgym check`` grades a hundred trajectories of each, GRPO
+    groups grade one instance per member), and both depend on the environment and the instance alone. The
+    entry holds both objects, so an id is never reused while it is cached.
+    """
+    key = id(instance)
+    entry = _PREPARED.get(key)
+    if entry is not None and entry[0] is environment and entry[1] is instance:
+        _PREPARED.move_to_end(key)
+        return entry[2], entry[3]
+    problems = lint_instance(environment, instance)
+    rubric = full_rubric(environment, instance)
+    _PREPARED[key] = (environment, instance, problems, rubric)
+    while len(_PREPARED) > _PREPARED_LIMIT:
+        _PREPARED.popitem(last=False)
+    return problems, rubric
+
+
 def _crashed(criterion: Any, exc: Exception) -> GradingError:
     """A criterion that raised is the kit's bug, never the agent's doing: a :class:`GradingError` naming it.
 
@@ -96,10 +121,10 @@ async def grade_context(ctx: GradingContext, *, episode_id: str | None = None, e
         GradingError: the rubric cannot be evaluated (lint problems, a failing oracle, a broken query).
     """
     instance = ctx.instance
-    problems = lint_instance(ctx.environment, instance)
+    problems, rubric = _prepared(ctx.environment, instance)
     if problems:
         raise GradingError(f"task template {instance.template_id!r} (seed {instance.seed}): " + "; ".join(problems))
-    rubric = ctx.rubric = full_rubric(ctx.environment, instance)
+    ctx.rubric = list(rubric)
     if any(criterion.needs_expected for criterion in rubric):
         await ctx.load_expected()
     outcomes: list[CriterionResult | Awaitable[CriterionResult]] = []

@@ -25,6 +25,7 @@ from typing import Any
 from graders.grading import grade_episode
 from graders.priors import SeedInstance, constant_reads, declaration, generic_reads
 from graders.tasks import ToolCall
+from graders.play import play_new
 from servers.dispatch import call_tool
 from servers.episodes import EpisodeManager
 
@@ -164,10 +165,8 @@ async def guessing_attack(manager: EpisodeManager, answer_tool: str | None, inst
     for target in instances:
         reads = await reachable_reads(manager, target, instances)
         for label, answer in answers.items():
-            episode = manager.create(task=target.instance.template_id, seed=target.seed)
+            episode = await play_new(manager, target.instance.template_id, target.seed, (*reads, answer))
             try:
-                for step in (*reads, answer):
-                    await call_tool(episode, step.tool, step.arguments)
                 manager.close(episode.id)
                 grade = await grade_episode(episode, judge_from_env=False)
             finally:

@@ -1,7 +1,8 @@
 """Meta-evaluation: do an environment's graders tell right from wrong? (``toolgym check``)
 
 For every task template and seed (the oracle over one real in-memory MCP client shared by the whole check, every
-other trajectory through dispatch directly, each instance's setup built once and cloned):
+other trajectory through dispatch directly — continued from a kept world after the calls it shares with one played
+before, ``servers/setups.py`` — each instance's setup built twice, then replayed):
 
 * the rubric is well-formed here (tools, arguments and tables it names exist), the task declares the
   outcome its answer must give when the answer tool has outcomes, no criterion name holds a value the
@@ -45,7 +46,7 @@ from graders.fuzz import fuzz_seed
 from graders.guessing import guessing_attack
 from graders.grade import Grade
 from graders.grading import grade_episode, grade_record, lint_instance
-from graders.play import play, play_direct
+from graders.play import play, play_direct, play_new
 from graders.check_report import (
     CONSTANT_POLICY_LIMIT,
     DEFAULT_SEEDS,
@@ -61,6 +62,7 @@ from graders.tasks import TaskInstance, TaskTemplate, ToolCall
 from servers.environment import Environment
 from servers.episodes import Episode, EpisodeManager
 from servers.memory import SharedClient
+from servers.setups import SetupCache
 
 __all__ = [
     "TemplateCheck",
@@ -97,18 +99,30 @@ class _SeedOutcome:
     ungraded: set[str] = field(default_factory=set)
 
 
+SETUPS_KEPT = 4096
+"""Task setups one check keeps at most (its templates' instances on its seeds; each is a few dozen logged rows)."""
+
+
 @dataclass
 class _Context:
-    """What the checks of one environment share: the MCP client, the vocabularies per seed, the constant answers."""
+    """What the checks of one environment share: the MCP client, the task setups, the vocabularies per seed, the
+    constant answers."""
 
     environment: Environment
     shared: SharedClient
     vocabularies: dict[int, Vocabulary] = field(default_factory=dict)
     constants: list[tuple[str, ToolCall]] | None = None
+    setups: SetupCache | None = None
+    """Every template's setups: the vocabulary of a seed builds each template's instance once, and that build
+    is the first of the two a replay waits for (``servers/setups.py``)."""
+
+    def __post_init__(self) -> None:
+        if self.setups is None:
+            self.setups = SetupCache(self.environment, limit=SETUPS_KEPT, confirm=True)
 
     def vocabulary(self, seed: int) -> Vocabulary:
         if seed not in self.vocabularies:
-            self.vocabularies[seed] = build_vocabulary(self.environment, seed)
+            self.vocabularies[seed] = build_vocabulary(self.environment, seed, self.setups)
         return self.vocabularies[seed]
 
     def constant_answers(self, seed: int) -> list[tuple[str, ToolCall]]:
@@ -135,8 +149,8 @@ class _Checker:
         self.judge = judge
         self.use_judge = use_judge
         self.attacks = attacks
-        self.manager = EpisodeManager(self.environment, max_live=16, history=0)
-        """Every episode of this template's check; each instance's setup is built once and cloned (servers/setups.py)."""
+        self.manager = EpisodeManager(self.environment, max_live=16, history=0, setups=context.setups)
+        """Every episode of this template's check, on the check's shared setups (``servers/setups.py``)."""
         self.instances: dict[int, SeedInstance] = {}
         """Every checked seed's instance (what the trained-policy attacks learn from)."""
 
@@ -165,9 +179,7 @@ class _Checker:
 
     async def run(self, seed: int, calls: Sequence[ToolCall]) -> tuple[Episode, Grade]:
         """Play ``calls`` (the no-op, a negative) through dispatch on a new episode of ``seed``, grade it, release it."""
-        episode = self.manager.create(task=self.template.id, seed=seed)
-        if calls:
-            await play_direct(episode, calls)
+        episode = await play_new(self.manager, self.template.id, seed, calls)
         self.manager.close(episode.id)
         grade = await self.grade(episode)
         self.manager.release(episode.id)  # the record stays readable; the world is not needed any more
@@ -357,7 +369,8 @@ async def check_template(
         if not any(o.oracle_failed for o in outcomes):
             await checker.guess()
         checker.manager.close_all()
-        checker.manager.setups.clear()  # type: ignore[union-attr]
+        assert context.setups is not None
+        context.setups.forget(template.id)  # its episodes are over: its kept worlds go back to the pool
     for kind, passed in report.trained_seeds.items():
         report.notes.append(f"trained policy {kind} passes on seeds {', '.join(map(str, passed))}")
     if not outcomes:
@@ -406,8 +419,12 @@ async def check_environment(
     chosen = [environment.task_template(t) for t in templates] if templates else list(available.values())
     async with SharedClient(environment) as shared:
         context = _Context(environment, shared)
-        results = [
-            await check_template(environment, t, seed_list, judge=judge, use_judge=use_judge, attacks=attacks, context=context)
-            for t in chosen
-        ]
+        try:
+            results = [
+                await check_template(environment, t, seed_list, judge=judge, use_judge=use_judge, attacks=attacks, context=context)
+                for t in chosen
+            ]
+        finally:
+            assert context.setups is not None
+            context.setups.clear()
     return assemble_report(environment.name, results)

@@ -17,10 +17,10 @@ from mcp_types import CallToolResult, TextContent
 
 from graders.tasks import ToolCall
 from servers.dispatch import call_tool
-from servers.episodes import Episode
+from servers.episodes import Episode, EpisodeManager
 from servers.memory import connect_in_memory
 
-__all__ = ["PlayedCall", "play", "play_direct", "as_tool_call"]
+__all__ = ["PlayedCall", "play", "play_direct", "play_new", "as_tool_call"]
 
 CallLike = ToolCall | tuple[str, dict[str, Any]] | dict[str, Any]
 """A ``ToolCall``, a ``(tool, arguments)`` pair, or ``{"tool": ..., "arguments": ...}``."""
@@ -114,3 +114,17 @@ async def play_direct(episode: Episode, calls: Iterable[CallLike]) -> None:
     """
     for step in (as_tool_call(c) for c in calls):
         await call_tool(episode, step.tool, step.arguments)
+
+
+async def play_new(manager: EpisodeManager, template_id: str, seed: int, calls: Iterable[CallLike]) -> Episode:
+    """A new episode of the instance (``template_id``, ``seed``) with ``calls`` played through dispatch.
+
+    Why: the check's trajectories on one instance mostly share their first calls (the oracle's work, then
+    another answer). The episode starts from a world that already played the longest such prefix
+    (``EpisodeManager.create``'s ``prefix``: the same world, events and ids as playing it again) and only
+    the rest is dispatched.
+    """
+    steps = [as_tool_call(c) for c in calls]
+    episode = manager.create(task=template_id, seed=seed, prefix=[(s.tool, s.arguments) for s in steps])
+    await play_direct(episode, steps[episode.seq:])
+    return episode

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from fixtures.errors import RecordUnwritable
 from servers.episodes import Episode
+from servers.read_cache import READS
 from servers.record import CallError, ToolCallEvent
 from servers.tools import DomainError, ToolContext
 
@@ -223,6 +224,13 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
         message = "an integer argument is out of range (SQLite stores at most 64-bit integers)"
         return finish(error=CallError(error_class="invalid_arguments", code="invalid_arguments", message=message))
     conn = world.conn
+    # A read of a world whose content was read the same way before answers as it did (servers/read_cache.py)
+    pure = spec.mark.is_pure()
+    remembered = READS.key(episode.environment, world, name, raw_args) if pure and not spec.mark.mutates else None
+    if remembered is not None:
+        answer = READS.get(remembered)
+        if answer is not None:
+            return finish(result=answer[0], error=answer[1])
     # Every call runs in a savepoint: whatever a refused or crashed call wrote is rolled back, and so is
     # anything a read-only tool wrote (a kit bug, reported as internal) — the world is exactly as before.
     mark = world.change_mark() if spec.mark.mutates else None
@@ -241,6 +249,10 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
         log.error("read-only tool %s wrote to the world; rolled back", name)
         message = f"read-only tool {name!r} wrote to the world (rolled back; nothing was kept)"
         error = CallError(error_class="internal", code="internal_error", message=message)
+    if ctx.personal or not pure:
+        episode.impure_call(seq)  # a later episode never continues past it (servers/setups.py)
+    if remembered is not None and not ctx.personal and (error is None or error.error_class == "refused"):
+        READS.put(remembered, (None if error is not None else result, error))
     if error is not None:
         conn.execute("ROLLBACK TO tg_call")
         conn.execute("RELEASE tg_call")

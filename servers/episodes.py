@@ -18,7 +18,7 @@ import secrets
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,7 +34,7 @@ from servers import malloc
 from servers.admission import MemoryBudget
 from servers.environment import Environment
 from servers.record import ClosedEvent, EpisodeHeader, MessageEvent, Record, RecordWriter, ToolCallEvent
-from servers.setups import SetupCache
+from servers.setups import CallKey, SetupCache, call_key
 
 if TYPE_CHECKING:
     from graders.tasks import TaskInstance
@@ -79,8 +79,23 @@ class Episode:
     capped: bool = True
     """Counts against the manager's ``max_live`` (False: its creator enforces a cap of its own)."""
     _tool_calls: int = field(default=0, repr=False)
-    lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False)
-    """Serialises tool calls of this episode, so concurrent calls never interleave inside one savepoint."""
+    lock: anyio.Lock = field(default_factory=lambda: anyio.Lock(fast_acquire=True), repr=False)
+    """Serialises tool calls of this episode, so concurrent calls never interleave inside one savepoint. An
+    uncontended acquire does not yield to the event loop (``fast_acquire``): a call's transport already does, and
+    an in-process caller (``toolgym check``, the RL API) would otherwise pay a loop turn per call."""
+    call_keys: list[CallKey] | None = field(default=None, repr=False)
+    """The calls this episode was created to play (:meth:`EpisodeManager.create` ``prefix``), as
+    ``servers.setups.call_key`` names them: with them, its world can serve later episodes that share a prefix."""
+    _floors: list[dict[str, int]] = field(default_factory=list, repr=False)
+    """The world's id floors after each tool call (kept only with ``call_keys``)."""
+    _impure: int | None = field(default=None, repr=False)
+    """The seq of the first call whose answer was not a function of the world and the call (``ToolContext.personal``)."""
+
+    def impure_call(self, seq: int) -> None:
+        """Note that call ``seq`` answered from something besides the world and the call: no later episode may take it
+        over (:meth:`played` stops before it)."""
+        if self._impure is None or seq < self._impure:
+            self._impure = seq
 
     @property
     def seq(self) -> int:
@@ -98,7 +113,21 @@ class Episode:
             self.writer.write(event)
         if isinstance(event, ToolCallEvent):
             self._tool_calls += 1
+            if self.call_keys is not None:
+                self._floors.append(dict(self.world.id_floors))
         self.record.events.append(event)
+
+    def played(self) -> list[tuple[CallKey, ToolCallEvent, dict[str, int]]]:
+        """Each tool call this episode played as (its key, its event, the id floors after it), when its calls were
+        named up front and its record holds exactly those calls and nothing else; else nothing."""
+        keys = self.call_keys
+        events = [e for e in self.record.events if not isinstance(e, ClosedEvent)]
+        if keys is None or len(events) != len(keys) or len(self._floors) != len(keys):
+            return []
+        if not all(isinstance(e, ToolCallEvent) for e in events):
+            return []
+        played = list(zip(keys, events, self._floors, strict=True))
+        return played[: self._impure - 1] if self._impure is not None else played  # type: ignore[return-value]
 
     @property
     def record_failure(self) -> str | None:
@@ -148,6 +177,9 @@ class EpisodeManager:
         sync_records: fsync each record file when its episode closes (a server's records are the only copy;
             a runner's are rebuilt by ``--resume`` from its results, so it skips the wait).
         memory: a memory budget; a create that would not fit raises ``MemoryLimitReached`` (capped or not).
+        setups: the task setups to build from and keep worlds in, shared with other managers of the same
+            environment (``toolgym check`` shares one across its templates); default: a cache of its own, or
+            none with ``reuse_setups=False``.
     """
 
     def __init__(
@@ -163,13 +195,14 @@ class EpisodeManager:
         sync_records: bool = True,
         memory: MemoryBudget | None = None,
         reuse_setups: bool = True,
+        setups: SetupCache | None = None,
     ) -> None:
         self.environment = environment
-        self.setups = SetupCache(environment) if reuse_setups else None
-        """Where each task instance's setup is built (twice, to prove it deterministic), then replayed from its logged
-        rows, and a finished episode's world kept for the next episode of the same instance (``servers/setups.py``):
-        GRPO groups, trials and the check play one instance many times. None (``reuse_setups=False``): built per
-        episode."""
+        self.setups = setups if setups is not None else SetupCache(environment) if reuse_setups else None
+        """Where each task instance's setup is built (once; in ``toolgym check`` twice, to prove it deterministic), then
+        replayed from its logged rows, and a finished episode's world kept as it was left, for a later episode of the
+        same instance (``servers/setups.py``): GRPO groups, trials and the check play one instance many times. None
+        (``reuse_setups=False``): built per episode."""
         self.memory = memory
         """The memory budget every create is checked against (``servers/admission.py``); None: no memory cap."""
         self._building = 0
@@ -212,6 +245,7 @@ class EpisodeManager:
         record_path: Path | None = None,
         episode_id: str | None = None,
         capped: bool = True,
+        prefix: Sequence[tuple[str, dict[str, Any]]] | None = None,
     ) -> Episode:
         """Create an episode: clone the world, apply the task's setup, open its record.
 
@@ -219,6 +253,11 @@ class EpisodeManager:
             capped: count the episode against ``max_live``. False is for a caller that bounds its episodes
                 itself, so that they never use up the room of the others (``/mcp`` sessions vs. evaluation
                 episodes created through the control API).
+            prefix: the calls (tool, arguments) the caller will play, in order. The episode may then start
+                with the longest prefix of them already played, taken from the world of an earlier episode of
+                the same instance that played it (``servers/setups.py``: :meth:`SetupCache.fork`): its record
+                holds those calls' events and ``episode.seq`` says how many; the caller plays the rest. The
+                world, the record and every later call are as if the whole prefix had been played here.
 
         Raises:
             EpisodeLimitReached: ``max_live`` capped episodes already hold a world (after reaping the stale ones).
@@ -228,7 +267,26 @@ class EpisodeManager:
         if capped:
             self._check_room()
         self._check_memory()
-        return self._register(*self._build(task, seed), task, seed, record_path, episode_id, capped)
+        if prefix is None or task is None or self.setups is None:
+            return self._register(*self._build(task, seed), task, seed, record_path, episode_id, capped)
+        keys = [call_key(tool, arguments) for tool, arguments in prefix]
+        forked = self.setups.fork(task, seed, keys)
+        if forked is None:
+            episode = self._register(*self._build(task, seed), task, seed, record_path, episode_id, capped)
+            episode.call_keys = keys
+            return episode
+        world, instance, steps, start_hash = forked
+        episode = self._register(world, instance, self.environment.task_fixture_seed, start_hash, task, seed,
+                                 record_path, episode_id, capped)
+        try:
+            for event, _ in steps:
+                episode.append(event)
+        except BaseException:
+            self.release(episode.id)
+            raise
+        episode.call_keys = keys
+        episode._floors = [dict(floors) for _, floors in steps]
+        return episode
 
     async def create_async(
         self,
@@ -428,7 +486,8 @@ class EpisodeManager:
         if episode.capped:
             self._capped_live -= 1
         task = episode.task
-        if not (self.setups is not None and task is not None and self.setups.take_back(task.template_id, task.seed, episode.world)):
+        if not (self.setups is not None and task is not None and self.setups.take_back(
+                task.template_id, task.seed, episode.world, start_hash=episode.record.header.start_hash, played=episode.played())):
             episode.world.release()
         episode.released = True
         self.released_count += 1

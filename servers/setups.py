@@ -10,9 +10,11 @@ through the same tracking triggers, so the clone's change log, hash, diff and ne
 instantiation, and grades cannot tell the difference. Better still, a world an episode is done with is kept for
 the next episode of the same instance: what the episode did is undone (O(its changes)), the setup stays.
 
-An instance is replayed only after a second build agreed with the first (the check's own determinism test runs
-the setup twice for real), and only when that is exact: its setup wrote nothing the log does not see (every row change
-SQLite counted is a logged row and its log line) and no REAL value (the log keeps 15 digits).
+An instance is replayed from its second episode on — in ``toolgym check`` (``confirm``) only after a second build
+agreed with the first, as the check's own determinism test must run the setup twice for real — and only when the
+replay is exact: its setup wrote nothing the log does not see
+(:meth:`World.unlogged_writes`: only tracked tables, and search indexes through their own triggers) and no REAL
+value (the log keeps 15 digits).
 Otherwise every episode of it runs the setup again.
 """
 
@@ -20,8 +22,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fixtures.changes import LoggedChange
 from fixtures.hashing import primary_key
@@ -30,8 +33,53 @@ if TYPE_CHECKING:
     from fixtures.world import World
     from graders.tasks import TaskInstance
     from servers.environment import Environment
+    from servers.record import ToolCallEvent
 
-__all__ = ["SetupCache"]
+__all__ = ["SetupCache", "call_key", "CallKey"]
+
+CallKey = tuple[Any, ...]
+"""A tool call as :func:`call_key` names it: equal keys are the same call, to the type of every value."""
+
+
+def _canon(value: Any) -> Any:
+    # Typed all the way down: 1, 1.0 and True validate differently, so they must never name the same call
+    if value is None or isinstance(value, bool | str):
+        return (type(value).__name__, value)
+    if isinstance(value, int):
+        return ("int", value)
+    if isinstance(value, float):
+        return ("float", repr(value))  # NaN equals NaN here, as it behaves the same in every call
+    if isinstance(value, dict):
+        return ("dict", tuple((_canon(k), _canon(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_canon(v) for v in value))
+    return (type(value).__qualname__, repr(value))
+
+
+def call_key(tool: str, arguments: dict[str, Any]) -> CallKey:
+    """The identity of a tool call for :meth:`SetupCache.fork`: the tool and its arguments, key order and types kept."""
+    return (tool, _canon(arguments))
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One call a kept world's episode played: what it was, what it recorded, and where the world stood after it."""
+
+    key: CallKey
+    event: ToolCallEvent
+    mark: int
+    """The change log's position after the call."""
+    floors: dict[str, int]
+    """The world's id floors after the call (``fixtures/ids.py``: a table's first mint sets its floor)."""
+
+
+@dataclass
+class _Kept:
+    """A world an episode of an instance is done with, as that episode left it (undone only when reused)."""
+
+    world: World
+    start_hash: str | None = None
+    steps: tuple[_Step, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,27 +90,35 @@ class _Setup:
     id_salt: str | None
     id_floors: dict[str, int] = field(default_factory=dict)
     confirmed: bool = False
-    """A second build gave the same instance and changes: only then is it replayed (a nondeterministic template
-    must still be caught by the check's "instantiate twice" test)."""
+    """It may be replayed: a second build gave the same instance and changes, or the cache does not ``confirm``
+    (with it, a nondeterministic template must still be caught by the check's "instantiate twice" test)."""
+    hashes: list[str] = field(default_factory=list)
+    """The hash of the replayed setup's world, once the first replay computed it (every replay ends there)."""
 
 
 class SetupCache:
     """The setups of the last ``limit`` task instances of one environment (least recently used first out), and a
     few of their worlds kept between episodes (:meth:`take_back`)."""
 
-    def __init__(self, environment: Environment, limit: int = 256, idle: int = 8) -> None:
-        """``idle`` bounds the worlds kept between episodes (each holds a world's memory)."""
+    def __init__(self, environment: Environment, limit: int = 256, idle: int = 8, *, confirm: bool = False) -> None:
+        """``idle`` bounds the worlds kept between episodes (each holds a world's memory). ``confirm``: replay an
+        instance only once a second build agreed with the first (``toolgym check``, whose determinism test must
+        see two real builds); otherwise from its second episode on (servers, runs, RL: the first build is the
+        instance, and every later episode gets exactly its world)."""
         self.environment = environment
         self.limit = limit
+        self.confirm = confirm
         # never more idle worlds than the fixture itself pools: a fixture of big worlds (sized by its pool) keeps few
         self.idle = min(idle, getattr(environment.fixture, "pool_size", idle))
         self._setups: OrderedDict[tuple[str, int], _Setup] = OrderedDict()
-        self._idle: OrderedDict[tuple[str, int], list[World]] = OrderedDict()
+        self._idle: OrderedDict[tuple[str, int], list[_Kept]] = OrderedDict()
         self._idle_count = 0
         self._keys: dict[str, list[str]] = {}
         self.replayed = 0
         self.built = 0
         self.reused = 0
+        self.forked = 0
+        """Episodes that started from a kept world's played calls (:meth:`fork`)."""
         self._lock = threading.Lock()
         """Creates may build in worker threads (``EpisodeManager.create_async``) while the loop releases episodes."""
 
@@ -81,38 +137,101 @@ class SetupCache:
         if setup is not None and setup.changes is not None and setup.confirmed:
             self._setups.move_to_end(key)
             kept = self._idle.get(key)
-            if kept:
+            while kept:
                 self._idle_count -= 1
-                world = kept.pop()
+                world = kept.pop().world
+                if not world.rewind_to_start():  # what the last episode did is undone now, the setup kept
+                    world.release()
+                    continue
                 world.id_floors = dict(setup.id_floors)  # the ids the last episode minted are not this one's
+                if setup.hashes:
+                    world.assume_hash(setup.hashes[0])
                 self.reused += 1
                 return world, setup.instance
             self.replayed += 1
             return self._replay(setup), setup.instance
         return self._build(template_id, seed)
 
-    def take_back(self, template_id: str, seed: int, world: World) -> bool:
-        """Keep ``world`` (an episode of this instance is done with it) for the next episode of the same instance:
-        what the episode did is undone, the setup kept. False when it cannot be (then release it as usual).
+    def fork(
+        self, template_id: str, seed: int, keys: Sequence[CallKey]
+    ) -> tuple[World, TaskInstance, list[tuple[ToolCallEvent, dict[str, int]]], str] | None:
+        """A kept world of this instance that already played the longest prefix of the calls ``keys`` name, undone
+        back to the end of that prefix; with the instance, the prefix's recorded events (each with the id floors
+        after it) and the episode's start hash. None when no kept world shares a first call (then :meth:`instantiate`).
 
+        Why: ``toolgym check`` plays a hundred trajectories per instance, and most share their first calls with
+        one played just before (the oracle's work, then another answer); each call's event and effects are a
+        function of the world before it and the call, so the prefix need not run again — undoing what came
+        after it is O(those changes). The episode continues from there exactly as a fresh one would.
+        """
+        with self._lock:
+            key = (template_id, seed)
+            setup = self._setups.get(key)
+            kept = self._idle.get(key)
+            if setup is None or not kept:
+                return None
+            best, length = None, 0
+            for candidate in kept:
+                n = 0
+                for step, wanted in zip(candidate.steps, keys, strict=False):
+                    if step.key != wanted:
+                        break
+                    n += 1
+                if n > length and candidate.start_hash is not None:
+                    best, length = candidate, n
+            if best is None:
+                return None
+            kept.remove(best)
+            self._idle_count -= 1
+            step = best.steps[length - 1]
+            if not best.world.rewind_to(step.mark):
+                best.world.release()
+                return None
+            best.world.id_floors = dict(step.floors)
+            self.forked += 1
+            assert best.start_hash is not None
+            return best.world, setup.instance, [(s.event, s.floors) for s in best.steps[:length]], best.start_hash
+
+    def take_back(
+        self,
+        template_id: str,
+        seed: int,
+        world: World,
+        *,
+        start_hash: str | None = None,
+        played: Sequence[tuple[CallKey, ToolCallEvent, dict[str, int]]] = (),
+    ) -> bool:
+        """Keep ``world`` (an episode of this instance is done with it) for a later episode of the same instance,
+        as the episode left it: the next one undoes what it needs to (:meth:`instantiate`, :meth:`fork`). False
+        when it cannot be kept (then release it as usual).
+
+        ``played``: the episode's calls in order, each with its event and the id floors after it, and
+        ``start_hash`` its start hash, so that :meth:`fork` can continue after any prefix of them.
         The episode's World object is finished (:meth:`World.handover`): it can no longer reach the database.
         """
         with self._lock:
-            return self._take_back(template_id, seed, world)
+            return self._take_back(template_id, seed, world, start_hash, played)
 
-    def _take_back(self, template_id: str, seed: int, world: World) -> bool:
+    def _take_back(self, template_id: str, seed: int, world: World, start_hash: str | None,
+                   played: Sequence[tuple[CallKey, ToolCallEvent, dict[str, int]]]) -> bool:
         key = (template_id, seed)
         setup = self._setups.get(key)
-        if self.idle <= 0 or setup is None or setup.changes is None or not world.rewind_to_start():
+        if self.idle <= 0 or setup is None or setup.changes is None or world.closed or world.conn.in_transaction:
             return False
-        self._idle.setdefault(key, []).append(world.handover())
+        steps: list[_Step] = []
+        mark = world.start_mark
+        for call, event, floors in played:
+            if event.changes:
+                mark = max(mark, event.changes[-1].seq)
+            steps.append(_Step(key=call, event=event, mark=mark, floors=floors))
+        self._idle.setdefault(key, []).append(_Kept(world.handover(), start_hash, tuple(steps)))
         self._idle.move_to_end(key)
         self._idle_count += 1
         while self._idle_count > self.idle:
-            oldest, worlds = next(iter(self._idle.items()))
-            worlds.pop(0).release()
+            oldest, kept = next(iter(self._idle.items()))
+            kept.pop(0).world.release()
             self._idle_count -= 1
-            if not worlds:
+            if not kept:
                 del self._idle[oldest]
         return True
 
@@ -120,9 +239,7 @@ class SetupCache:
         env = self.environment
         world = env.fixture.world(env.task_fixture_seed)
         try:
-            before = world.conn.total_changes
             instance = env.task_template(template_id).instantiate(world, seed)
-            written = world.conn.total_changes - before
             changes = world.changes_since(0)
         except BaseException:
             world.release()
@@ -130,9 +247,9 @@ class SetupCache:
         self.built += 1
         key = (template_id, seed)
         first = self._setups.get(key)
-        # total_changes counts trigger writes too: each tracked row change is the row and its log line. Anything else
-        # (a full-text index kept by its own triggers, a table the log does not track) makes a replay inexact.
-        exact = written == 2 * len(changes) and not any(
+        # A write the log does not see (a table it does not track, a search index written directly, the schema)
+        # makes a replay inexact; a search index's own upkeep does not (its triggers replay it from the rows).
+        exact = not world.unlogged_writes() and not any(
             isinstance(v, float) for c in changes for row in (c.before, c.after) if row for v in row.values())
         setup = _Setup(changes=tuple(changes) if exact else None, instance=instance, id_salt=world.id_salt,
                        id_floors=dict(world.id_floors))
@@ -140,6 +257,8 @@ class SetupCache:
             same = (first.changes == setup.changes and first.id_floors == setup.id_floors
                     and first.instance.model_dump_json() == instance.model_dump_json())
             setup = replace(setup, confirmed=True) if same else replace(setup, changes=None)
+        elif not self.confirm:
+            setup = replace(setup, confirmed=True)
         self._setups[key] = setup
         while len(self._setups) > self.limit:
             self._setups.popitem(last=False)
@@ -156,6 +275,10 @@ class SetupCache:
             raise
         world.id_salt = setup.id_salt
         world.id_floors = dict(setup.id_floors)
+        if setup.hashes:
+            world.assume_hash(setup.hashes[0])
+        else:
+            setup.hashes.append(world.hash())  # O(rows planted), once per instance
         return world
 
     def _apply(self, world: World, change: LoggedChange) -> None:
@@ -176,6 +299,16 @@ class SetupCache:
             old = change.before or {}
             world.execute(f'DELETE FROM "{table}" WHERE {where}', tuple(old[c] for c in keys))
 
+    def forget(self, template_id: str) -> None:
+        """Forget the setups of ``template_id`` and release the worlds kept for it (its episodes are over)."""
+        with self._lock:
+            for key in [k for k in self._setups if k[0] == template_id]:
+                del self._setups[key]
+            for key in [k for k in self._idle if k[0] == template_id]:
+                for entry in self._idle.pop(key):
+                    entry.world.release()
+                    self._idle_count -= 1
+
     def clear(self) -> None:
         """Forget every kept setup and release every kept world."""
         with self._lock:
@@ -183,8 +316,8 @@ class SetupCache:
 
     def _clear(self) -> None:
         self._setups.clear()
-        for worlds in self._idle.values():
-            for world in worlds:
-                world.release()
+        for kept in self._idle.values():
+            for entry in kept:
+                entry.world.release()
         self._idle.clear()
         self._idle_count = 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -44,18 +45,44 @@ class DomainError(Exception):
         self.message = message
 
 
-@dataclass
 class ToolContext:
-    """What a tool body can reach: its episode's world and clock, nothing else."""
+    """What a tool body can reach: its episode's world and clock, nothing else.
 
-    world: World
-    episode_id: str
-    call_seq: int = 0
+    A read-only tool's answer is remembered by the world's content (``servers/read_cache.py``), and a call can be
+    taken over by a later episode that makes it on the same world (``servers/setups.py``), unless the tool looked
+    at its episode's id or call number, or :meth:`reached_outside` (``personal``): those answers may differ.
+    """
+
+    __slots__ = ("world", "_episode_id", "_call_seq", "personal")
+
+    def __init__(self, world: World, episode_id: str, call_seq: int = 0) -> None:
+        self.world = world
+        self._episode_id = episode_id
+        self._call_seq = call_seq
+        self.personal = False
+        """Whether the tool read ``episode_id`` or ``call_seq``."""
+
+    @property
+    def episode_id(self) -> str:
+        """The episode's id."""
+        self.personal = True
+        return self._episode_id
+
+    @property
+    def call_seq(self) -> int:
+        """This call's number in the episode (1-based)."""
+        self.personal = True
+        return self._call_seq
 
     @property
     def clock(self) -> FrozenClock:
         """The world's frozen clock."""
         return self.world.clock
+
+    def reached_outside(self) -> None:
+        """Say that this call's answer depends on something besides the world and the arguments (a model wrote it):
+        it is never remembered or taken over by another episode."""
+        self.personal = True
 
 
 @dataclass(frozen=True)
@@ -68,10 +95,15 @@ class ToolMark:
     title: str | None
     process: bool = False
     escalation: bool = False
+    pure: bool | Callable[[], bool] = True
+
+    def is_pure(self) -> bool:
+        """``pure`` as it stands now (a callable is asked at each call)."""
+        return self.pure if isinstance(self.pure, bool) else bool(self.pure())
 
 
 def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = False, title: str | None = None,
-         process: bool = False, escalation: bool = False) -> Callable[[F], F]:
+         process: bool = False, escalation: bool = False, pure: bool | Callable[[], bool] = True) -> Callable[[F], F]:
     """Mark an async function as a tool of an environment.
 
     Args:
@@ -85,16 +117,28 @@ def tool(*, mutates: bool = False, destructive: bool = False, answer: bool = Fal
         escalation: it hands the case to another team (escalate an alert, a ticket; page the on-call): the
             final answer of an episode that escalates declares ``escalated`` (the outcome rule every policy
             states; ``toolgym check`` lints templates against it).
+        pure: its answer and effects are a function of the world (rows, frozen clock) and the arguments — what
+            every tool should be. The kit then remembers a read's answer by the world's content
+            (``servers/read_cache.py``) and continues an episode from another's world after calls both made
+            (``servers/setups.py``). False for a tool whose answer depends on anything else (a counter in the
+            process, the machine's time, a delay it must really take); a tool that only sometimes reaches
+            outside the world calls :meth:`ToolContext.reached_outside`, or gives a function saying whether it is
+            pure now (counterpart tools: ``CustomerVoice.scripted``, false while a model words their answers).
     """
 
     def mark(fn: F) -> F:
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"tool {fn.__name__!r} must be 'async def' (tools run on the event loop)")
         fn.__toolgym_tool__ = ToolMark(mutates=mutates, destructive=destructive, answer=answer, title=title, process=process,
-                                       escalation=escalation)  # type: ignore[attr-defined]
+                                       escalation=escalation, pure=pure)  # type: ignore[attr-defined]
         return fn
 
     return mark
+
+
+_SHOWN: OrderedDict[tuple[int, int], tuple[Any, Shown]] = OrderedDict()
+"""(tool spec, result) object ids → (the result, what it showed); the result is held so its id stays its own."""
+_SHOWN_LIMIT = 2048
 
 
 @dataclass(frozen=True)
@@ -124,8 +168,20 @@ class ToolSpec:
         return result_plan(self)
 
     def shown(self, result: Any) -> Shown:
-        """The rows and fields a successful call's recorded ``result`` showed the agent (read provenance)."""
-        return shown_rows(self.result_plan, result)
+        """The rows and fields a successful call's recorded ``result`` showed the agent (read provenance).
+
+        Remembered per result object (the last few thousand): an event's result is walked once, however many
+        grades read it (``toolgym check`` grades the events of a shared prefix in every episode it starts).
+        """
+        key = (id(self), id(result))
+        entry = _SHOWN.get(key)
+        if entry is not None and entry[0] is result:
+            return entry[1]
+        shown = shown_rows(self.result_plan, result)
+        _SHOWN[key] = (result, shown)
+        if len(_SHOWN) > _SHOWN_LIMIT:
+            _SHOWN.popitem(last=False)
+        return shown
 
 
 def describe_optional(schema: dict[str, Any]) -> dict[str, Any]:

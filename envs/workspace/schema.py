@@ -33,6 +33,8 @@ CREATE TABLE users (
   is_admin INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1))
 );
 CREATE INDEX users_team ON users(team_id);
+""" + index_sql("people_search", "users", {"name": "{row}.name", "handle": "{row}.handle", "email": "{row}.email",
+                                           "title": "{row}.title"}) + """
 CREATE TABLE leaves (
   leave_id TEXT PRIMARY KEY CHECK (leave_id GLOB 'LV-[0-9][0-9][0-9][0-9]'),
   user_id TEXT NOT NULL REFERENCES users(user_id),
@@ -77,6 +79,7 @@ CREATE TABLE messages (
 );
 CREATE INDEX messages_channel ON messages(channel_id, at);
 CREATE INDEX messages_thread ON messages(thread_of);
+CREATE INDEX messages_pinned ON messages(channel_id, message_id) WHERE pinned = 1;
 """ + index_sql("message_search", "messages", {"body": "{row}.body"}) + """
 CREATE TABLE reactions (
   message_id TEXT NOT NULL REFERENCES messages(message_id),
@@ -128,6 +131,8 @@ CREATE TABLE issues (
 CREATE INDEX issues_project ON issues(project_id, state);
 CREATE INDEX issues_cycle ON issues(cycle_id);
 CREATE INDEX issues_assignee ON issues(assignee_id);
+CREATE INDEX issues_parent ON issues(parent_id);
+""" + index_sql("issue_search", "issues", {"title": "{row}.title", "description": "{row}.description"}) + """
 CREATE TABLE issue_labels (
   issue_id TEXT NOT NULL REFERENCES issues(issue_id),
   label TEXT NOT NULL,
@@ -165,6 +170,7 @@ CREATE TABLE pages (
   updated_at TEXT NOT NULL,
   updated_by TEXT NOT NULL REFERENCES users(user_id)
 );
+""" + index_sql("page_search", "pages", {"title": "{row}.title", "body": "{row}.body"}) + """
 CREATE TABLE page_versions (
   page_id TEXT NOT NULL REFERENCES pages(page_id),
   version INTEGER NOT NULL,

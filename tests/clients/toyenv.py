@@ -27,7 +27,7 @@ __all__ = ["environment", "FLAKY", "TEMPLATES"]
 FLAKY: dict[str, int] = {"failures_left": 0}
 
 
-@tool()
+@tool(pure=False)  # its answer depends on FLAKY, not only on the world
 async def flaky_balance(ctx: ToolContext, account_id: str) -> str:
     """Return an account's balance as a decimal string (crashes while the test says so)."""
     if FLAKY["failures_left"] > 0:

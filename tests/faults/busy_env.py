@@ -20,7 +20,7 @@ from tests.toy_env.tools import TOOLS
 __all__ = ["environment"]
 
 
-@tool()
+@tool(pure=False)  # it must really hold the loop every time
 async def crunch(ctx: ToolContext, ms: Annotated[int, Field(ge=0, le=60_000)]) -> str:
     """Hold the event loop for ``ms`` milliseconds (what CPU-bound work on a starved core looks like to the loop)."""
     time.sleep(ms / 1000)  # noqa: ASYNC251 - blocking the loop is this tool's whole purpose

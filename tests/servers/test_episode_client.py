@@ -118,7 +118,7 @@ async def test_call_tool_results_equal_the_sdk_clients_on_twin_episodes(no_proxy
     assert recorded[-3:] == ["transfer", "submit_answer", "list_accounts"]
 
 
-@tool()
+@tool(pure=False)  # its wait is the point: never answered from memory
 async def slow_echo(ctx: ToolContext, text: str) -> str:
     """Say ``text`` back after a short wait."""
     await anyio.sleep(0.1)

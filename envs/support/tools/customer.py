@@ -22,17 +22,18 @@ def _persona(ctx: ToolContext) -> Persona:
     return persona
 
 
-async def _voiced(persona: Persona, agent_said: str, scripted: str) -> str:
+async def _voiced(ctx: ToolContext, persona: Persona, agent_said: str, scripted: str) -> str:
     voice = CustomerVoice.from_env()
     if voice is None:
         return scripted
+    ctx.reached_outside()  # a model words it: this answer is never remembered or taken over by another episode
     try:
         return await voice.say(persona, agent_said, scripted)
     finally:
         await voice.aclose()
 
 
-@tool(title="Ask the customer")
+@tool(title="Ask the customer", pure=CustomerVoice.scripted)
 async def ask_customer(ctx: ToolContext, topic: Topic) -> CustomerAnswer:
     """Ask the customer you are helping for one piece of information: their order number, the e-mail on their account,
     their date of birth (for identity checks), which item, a photo (you get its attachment id), the reason, what
@@ -40,11 +41,11 @@ async def ask_customer(ctx: ToolContext, topic: Topic) -> CustomerAnswer:
     what they know. Ask instead of guessing: ids from the records are not proof of what the customer means."""
     persona = _persona(ctx)
     answer = ask(persona, topic)
-    text = await _voiced(persona, f"Could you give me your {topic.replace('_', ' ')}?", answer.text)
+    text = await _voiced(ctx, persona, f"Could you give me your {topic.replace('_', ' ')}?", answer.text)
     return answer.model_copy(update={"text": text})
 
 
-@tool(title="Propose a resolution")
+@tool(title="Propose a resolution", pure=CustomerVoice.scripted)
 async def propose_resolution(ctx: ToolContext, resolution: Resolution, amount: Amount | None = None) -> CustomerResponse:
     """Propose a resolution to the customer (with the amount, for money) and hear whether they agree. Agree every
     refund, credit, replacement, exchange, cancellation or account change with the customer before you make it;
@@ -52,5 +53,5 @@ async def propose_resolution(ctx: ToolContext, resolution: Resolution, amount: A
     persona = _persona(ctx)
     response = propose(persona, resolution, amount)
     offer = resolution.replace("_", " ") + (f" of {amount} USD" if amount else "")
-    text = await _voiced(persona, f"I can offer you a {offer}.", response.text)
+    text = await _voiced(ctx, persona, f"I can offer you a {offer}.", response.text)
     return response.model_copy(update={"text": text})

@@ -18,6 +18,7 @@ from envs.workspace.tools.chat import dm_channel
 from envs.workspace.tools.people import _like
 from envs.workspace.types import IssueId, Limit, Offset, PageId, Query, SpaceId, Title, UserId
 from envs.workspace.views import page, wiki_view
+from fixtures.search import match
 from servers.tools import DomainError, ToolContext, tool
 
 __all__ = ["create_page", "edit_page", "get_page", "get_page_history", "link_page_to_issue", "search_pages", "share_page"]
@@ -34,6 +35,10 @@ async def search_pages(ctx: ToolContext, query: Query, space_id: SpaceId | None 
     where = [("(p.title LIKE ? ESCAPE '\\' OR (p.body LIKE ? ESCAPE '\\' AND (p.restricted = 0 OR p.owner_id = ? OR EXISTS "
               "(SELECT 1 FROM page_access a WHERE a.page_id = p.page_id AND a.user_id = ?))))")]
     params: list[object] = [pattern, pattern, rules.AGENT, rules.AGENT]
+    candidates = match(ctx.world, "page_search", query.strip())
+    if candidates is not None:  # the trigram index finds every page the LIKE can match: only those are read
+        where.insert(0, "p.rowid IN (SELECT rowid FROM page_search WHERE page_search MATCH ?)")
+        params.insert(0, candidates)
     if space_id is not None:
         where.append("p.space_id = ?")
         params.append(space_id)

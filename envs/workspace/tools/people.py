@@ -6,6 +6,7 @@ from envs.workspace import models as m
 from envs.workspace import rules
 from envs.workspace.types import Limit, Offset, Query, UserId
 from envs.workspace.views import page, person_view
+from fixtures.search import match
 from servers.tools import ToolContext, tool
 
 __all__ = ["get_person", "list_teams", "search_people"]
@@ -21,9 +22,14 @@ async def search_people(ctx: ToolContext, query: Query, limit: Limit = 20, offse
     """Find people by name, handle, e-mail, team or title (case-insensitive, any part). Each result shows their time
     zone, working hours (local and UTC) and leave."""
     pattern = _like(query.strip())
-    where = ("u.name LIKE ? ESCAPE '\\' OR u.handle LIKE ? ESCAPE '\\' OR u.email LIKE ? ESCAPE '\\' OR t.name LIKE ? ESCAPE '\\' "
-             "OR u.title LIKE ? ESCAPE '\\'")
-    params = (pattern,) * 5
+    where = ("(u.name LIKE ? ESCAPE '\\' OR u.handle LIKE ? ESCAPE '\\' OR u.email LIKE ? ESCAPE '\\' OR t.name LIKE ? ESCAPE '\\' "
+             "OR u.title LIKE ? ESCAPE '\\')")
+    params: tuple[object, ...] = (pattern,) * 5
+    candidates = match(ctx.world, "people_search", query.strip())
+    if candidates is not None:  # the trigram index, or the team's name: every person the LIKE can match, only they are read
+        where = ("(u.rowid IN (SELECT rowid FROM people_search WHERE people_search MATCH ?) "
+                 "OR u.team_id IN (SELECT team_id FROM teams WHERE name LIKE ? ESCAPE '\\')) AND " + where)
+        params = (candidates, pattern, *params)
     total = ctx.world.query(f"SELECT count(*) AS n FROM users u JOIN teams t USING (team_id) WHERE {where}", params)[0]["n"]
     rows = ctx.world.query(f"SELECT u.* FROM users u JOIN teams t USING (team_id) WHERE {where} ORDER BY u.name, u.user_id LIMIT ? OFFSET ?",
                            (*params, limit, offset))

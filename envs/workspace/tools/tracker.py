@@ -30,6 +30,7 @@ from envs.workspace.types import (
     UserId,
 )
 from envs.workspace.views import issue_view, page
+from fixtures.search import match
 from servers.tools import DomainError, ToolContext, tool
 
 __all__ = [
@@ -75,6 +76,10 @@ async def search_issues(
     """Issues whose title or description contains `query`, with filters; oldest first."""
     where, params = ["1 = 1"], []
     if query is not None:
+        candidates = match(ctx.world, "issue_search", query.strip())
+        if candidates is not None:  # the trigram index finds every issue the LIKE can match: only those are read
+            where.append("i.rowid IN (SELECT rowid FROM issue_search WHERE issue_search MATCH ?)")
+            params.append(candidates)
         where.append("(i.title LIKE ? ESCAPE '\\' OR i.description LIKE ? ESCAPE '\\')")
         params += [_like(query.strip())] * 2
     for column, value in (("i.project_id", project_id), ("i.state", state), ("i.assignee_id", assignee_id), ("i.cycle_id", cycle_id)):
