@@ -34,6 +34,9 @@ log = logging.getLogger("toolgym.dispatch")
 
 MAX_ARGUMENT_BYTES = 64 * 1024
 """Arguments larger than this (as JSON) are refused before validation; no tool needs more."""
+MAX_REMEMBERED_ARGUMENT_BYTES = 2048
+"""Reads with larger arguments are not remembered (``servers/read_cache.py``): the cache's keys hold the arguments,
+and an agent sending thousands of distinct long queries must not make the server hold them."""
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
@@ -226,7 +229,8 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
     conn = world.conn
     # A read of a world whose content was read the same way before answers as it did (servers/read_cache.py)
     pure = spec.mark.is_pure()
-    remembered = READS.key(episode.environment, world, name, raw_args) if pure and not spec.mark.mutates else None
+    remembered = (READS.key(episode.environment, world, name, raw_args)
+                  if pure and not spec.mark.mutates and size <= MAX_REMEMBERED_ARGUMENT_BYTES else None)
     if remembered is not None:
         answer = READS.get(remembered)
         if answer is not None:

@@ -115,3 +115,12 @@ async def test_an_episode_that_read_its_id_is_never_continued_past_that_read(man
     episode.call_keys = [("list_accounts", ("dict", ())), ("whoami", ("dict", ()))]
     episode._floors = [{}, {}]
     assert [key for key, _, _ in episode.played()] == [("list_accounts", ("dict", ()))]
+
+
+async def test_reads_with_long_arguments_are_never_remembered(manager: EpisodeManager) -> None:
+    # the cache's keys hold the arguments: an agent's thousand distinct 60 KB queries must not stay in memory
+    first, second = manager.create(), manager.create()
+    long_id = "acc-" + "9" * 3000
+    for episode in (first, second):
+        assert (await _answer(manager, episode, "balance_of", account_id=long_id))[1] == "account_not_found"
+    assert RUNS["balance_of"] == 2
