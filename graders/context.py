@@ -56,8 +56,6 @@ class GradingContext:
     _diff: list[RowChange] | None = field(default=None, repr=False)
     _expected: list[RowChange] | None = field(default=None, repr=False)
     _calls: list[ToolCallEvent] | None = field(default=None, repr=False)
-    shown_cache: dict[int, Any] = field(default_factory=dict, repr=False)
-    """What each successful call's result showed (``servers/provenance.py``), by call seq, computed once."""
 
     @property
     def calls(self) -> list[ToolCallEvent]:

@@ -267,10 +267,10 @@ class EpisodeManager:
         if capped:
             self._check_room()
         self._check_memory()
-        if prefix is None or task is None or self.setups is None:
-            return self._register(*self._build(task, seed), task, seed, record_path, episode_id, capped)
-        keys = [call_key(tool, arguments) for tool, arguments in prefix]
-        forked = self.setups.fork(task, seed, keys)
+        keys = forked = None
+        if prefix is not None and task is not None and self.setups is not None:
+            keys = [call_key(tool, arguments) for tool, arguments in prefix]
+            forked = self.setups.fork(task, seed, keys)
         if forked is None:
             episode = self._register(*self._build(task, seed), task, seed, record_path, episode_id, capped)
             episode.call_keys = keys

@@ -80,7 +80,6 @@ def fact(table: str, key: Any, *fields: str) -> Fact:
 def shown_before(ctx: GradingContext, calls: list[ToolCallEvent]) -> tuple[Shown, dict[tuple[str, str, str], ToolCallEvent]]:
     """Everything ``calls`` showed (fields unioned per row), and the first call that showed each field of each row
     (under ``(table, key, "")``: the first that showed the row at all)."""
-    cache = ctx.shown_cache
     merged: dict[tuple[str, str], frozenset[str]] = {}
     first: dict[tuple[str, str, str], ToolCallEvent] = {}
     specs = ctx.environment.tool_specs
@@ -90,9 +89,7 @@ def shown_before(ctx: GradingContext, calls: list[ToolCallEvent]) -> tuple[Shown
         spec = specs.get(event.tool)
         if spec is None:
             continue
-        shown = cache.get(event.seq)
-        if shown is None:
-            shown = cache[event.seq] = spec.shown(event.result)
+        shown = spec.shown(event.result)  # remembered per result object (ToolSpec.shown)
         for row, fields in shown.items():
             merged[row] = merged.get(row, frozenset()) | fields
             first.setdefault((*row, ""), event)
