@@ -23,7 +23,8 @@ Four sections, each measured side by side in one run, interleaved rounds (A B C,
 3. **A call on a 10x world**: every finance oracle's calls through the dispatcher on worlds of scale 1 and
    10, interleaved; median per call and of ``search_customers``, and their ratios.
 4. **HTTP vs in-process, CPU per task**: ``bench/runner.py``'s Python API episode (create, oracle calls,
-   grade, release) against the real runner with the oracle agent over HTTP to a server in the same process
+   grade, release), the documented RL API (``clients.rl.open_episode``, steps answered in process as an MCP
+   client receives them), and the real runner with the oracle agent over HTTP to a server in the same process
    (so one CPU clock holds client and server), with ``tools/call`` answered straight from dispatch
    (``servers/fastcall.py``) and, as before, through the SDK.
 
@@ -236,7 +237,7 @@ async def _calls_on_a_larger_world(rounds: int) -> dict[str, dict[int, list[floa
 
 
 async def _http_vs_api(rounds: int) -> dict[str, list[float]]:
-    from runner import python_api, runner  # bench/runner.py
+    from runner import python_api, rl_api, runner  # bench/runner.py
 
     from servers import routing
     from servers.episodes import EpisodeManager
@@ -248,7 +249,8 @@ async def _http_vs_api(rounds: int) -> dict[str, list[float]]:
     tasks, seeds = list(environment.task_templates()), 1
     token = new_token()
     direct, through_sdk = "HTTP, tools/call answered from dispatch", "HTTP, every request through the SDK (before)"
-    cpu: dict[str, list[float]] = {"Python API": [], direct: [], through_sdk: []}
+    documented = "RL API (clients.rl.open_episode, a manager per episode)"
+    cpu: dict[str, list[float]] = {"Python API": [], documented: [], direct: [], through_sdk: []}
     with tempfile.TemporaryDirectory() as folder:
         manager = EpisodeManager(environment, max_live=256, history=16)
         async with running_http(environment, manager=manager, token=token) as local:
@@ -261,8 +263,8 @@ async def _http_vs_api(rounds: int) -> dict[str, list[float]]:
                 finally:
                     routing.eligible = eligible
 
-            sides = {"Python API": lambda: python_api(environment, tasks, seeds), direct: lambda: over_http(True),
-                     through_sdk: lambda: over_http(False)}
+            sides = {"Python API": lambda: python_api(environment, tasks, seeds), documented: lambda: rl_api(environment, tasks, seeds),
+                     direct: lambda: over_http(True), through_sdk: lambda: over_http(False)}
             for side in sides.values():
                 await side()  # warm: templates, expected change sets, validators
             for _ in range(rounds):

@@ -49,15 +49,14 @@ from servers.episodes import EpisodeManager  # noqa: E402
 from servers.http import new_token, running_http  # noqa: E402
 from servers.registry import load_environment  # noqa: E402
 
-__all__ = ["main", "start_server"]
+__all__ = ["main", "start_server", "python_api", "rl_api", "runner"]
 
 Sample = tuple[list[float], float, float]
 """Per-episode wall times (ms), the round's throughput (episodes/s) and this process's CPU ms per episode."""
 
 
 def _cpu() -> float:
-    times = os.times()
-    return times.user + times.system
+    return time.process_time()  # this process's user + system CPU, at a finer grain than os.times()
 
 
 def _plan(environment: Environment, episodes: int) -> tuple[list[str], int]:
@@ -85,6 +84,26 @@ async def python_api(environment: Environment, tasks: list[str], seeds: int) -> 
             manager.close(episode.id)
             await grade_episode(episode)
             manager.release(episode.id)
+            walls.append((time.perf_counter() - begin) * 1000)
+    return walls, len(walls) / (time.perf_counter() - started), (_cpu() - cpu) * 1000 / len(walls)
+
+
+async def rl_api(environment: Environment, tasks: list[str], seeds: int) -> Sample:
+    """The documented RL API (``clients.rl.open_episode``: a manager of its own per episode), the oracle's steps."""
+    from clients.rl import open_episode
+
+    walls: list[float] = []
+    cpu = _cpu()
+    started = time.perf_counter()
+    for seed in range(seeds):
+        for task in tasks:
+            begin = time.perf_counter()
+            async with open_episode(environment, task, seed) as episode:
+                instance = episode._episode.task  # noqa: SLF001 - the oracle is the bench's agent
+                assert instance is not None
+                for step in instance.oracle:
+                    await episode.step(step.tool, step.arguments)
+                await episode.finish()
             walls.append((time.perf_counter() - begin) * 1000)
     return walls, len(walls) / (time.perf_counter() - started), (_cpu() - cpu) * 1000 / len(walls)
 

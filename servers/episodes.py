@@ -177,9 +177,9 @@ class EpisodeManager:
         sync_records: fsync each record file when its episode closes (a server's records are the only copy;
             a runner's are rebuilt by ``--resume`` from its results, so it skips the wait).
         memory: a memory budget; a create that would not fit raises ``MemoryLimitReached`` (capped or not).
-        setups: the task setups to build from and keep worlds in, shared with other managers of the same
-            environment (``toolgym check`` shares one across its templates); default: a cache of its own, or
-            none with ``reuse_setups=False``.
+        setups: the task setups to build from and keep worlds in (``toolgym check`` gives its own, which must
+            see two agreeing builds); default: the environment's process-wide cache (``SetupCache.shared``),
+            or none with ``reuse_setups=False``.
     """
 
     def __init__(
@@ -198,7 +198,7 @@ class EpisodeManager:
         setups: SetupCache | None = None,
     ) -> None:
         self.environment = environment
-        self.setups = setups if setups is not None else SetupCache(environment) if reuse_setups else None
+        self.setups = setups if setups is not None else SetupCache.shared(environment) if reuse_setups else None
         """Where each task instance's setup is built (once; in ``toolgym check`` twice, to prove it deterministic), then
         replayed from its logged rows, and a finished episode's world kept as it was left, for a later episode of the
         same instance (``servers/setups.py``): GRPO groups, trials and the check play one instance many times. None

@@ -50,8 +50,7 @@ from fixtures.errors import RecordUnwritable
 from servers.dispatch import call_tool
 from servers.environment import Environment
 from servers.episodes import Episode
-from servers.mcp_server import RECORD_UNWRITABLE, build_mcp_server
-from servers.text import unescape
+from servers.mcp_server import RECORD_UNWRITABLE, answer_payload, answer_text, build_mcp_server
 
 __all__ = ["answer_tool_call", "eligible"]
 
@@ -157,15 +156,10 @@ async def _respond(episode: Episode, request_id: int | str, name: str, arguments
         return
     # The SDK's wire shape for a 2026-07-28 tools/call result, key order included: the per-version surface
     # dumps content items as {text, type}, then isError, resultType, structuredContent; then the serverInfo stamp.
-    if event.error is not None:
-        message = unescape(event.error.message) if event.escaped else event.error.message
-        text = json.dumps({"error": event.error.code, "message": message}, ensure_ascii=False, separators=(",", ":"))
-        result: dict[str, Any] = {"content": [{"text": text, "type": "text"}], "isError": True, "resultType": "complete"}
-    else:
-        text = json.dumps(event.result, ensure_ascii=False, separators=(",", ":"))
-        result = {"content": [{"text": text, "type": "text"}], "isError": False, "resultType": "complete"}
-        if event.result is not None:
-            result["structuredContent"] = event.result
+    payload, is_error = answer_payload(event)
+    result: dict[str, Any] = {"content": [{"text": answer_text(payload), "type": "text"}], "isError": is_error, "resultType": "complete"}
+    if not is_error and payload is not None:
+        result["structuredContent"] = payload
     result["_meta"] = {SERVER_INFO_META_KEY: _server_info(episode.environment)}
     await _write({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, scope, receive, send)
 

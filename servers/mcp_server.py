@@ -33,6 +33,7 @@ from fixtures.errors import EpisodeNotFound, RecordUnwritable
 from servers.dispatch import call_tool
 from servers.environment import Environment
 from servers.episodes import Episode
+from servers.record import ToolCallEvent
 from servers.text import unescape
 
 __all__ = [
@@ -44,6 +45,8 @@ __all__ = [
     "compact_schema",
     "EPISODE_NOT_FOUND",
     "RECORD_UNWRITABLE",
+    "answer_payload",
+    "answer_text",
 ]
 
 log = logging.getLogger("toolgym.mcp")
@@ -129,8 +132,25 @@ def fixed_episode(episode: Episode) -> EpisodeResolver:
     return resolve
 
 
+def answer_payload(event: ToolCallEvent) -> tuple[Any, bool]:
+    """What a recorded call answers its client: the payload (the result, or ``{error, message}``) and whether it is
+    an error. One definition for every path that answers a call: the SDK's (:func:`build_mcp_server`), the direct
+    HTTP one (``servers/fastcall.py``) and the in-process one (``servers/direct.py``)."""
+    if event.error is not None:
+        # An escaped event (the agent sent a lone surrogate) keeps its message escaped in the record; the
+        # client reads it as written (its text came from repr(): nothing unsendable comes back).
+        message = unescape(event.error.message) if event.escaped else event.error.message
+        return {"error": event.error.code, "message": message}, True
+    return event.result, False
+
+
+def answer_text(payload: Any) -> str:
+    """The text content of a call's answer: its payload as compact JSON, non-ASCII kept (what a model reads)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
 def _text(payload: Any) -> list[types.TextContent]:
-    return [types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False, separators=(",", ":")))]
+    return [types.TextContent(type="text", text=answer_text(payload))]
 
 
 def build_mcp_server(environment: Environment, resolve: EpisodeResolver, *, output_schemas: OutputSchemas = "compact") -> Server[Any]:
@@ -165,13 +185,10 @@ def build_mcp_server(environment: Environment, resolve: EpisodeResolver, *, outp
         except Exception as exc:  # a kit bug outside any tool (tools' own crashes are recorded results)
             log.exception("tools/call %s failed in episode %s", params.name[:100], episode.id)
             raise MCPError(types.INTERNAL_ERROR, f"internal error: {type(exc).__name__}") from None
-        if event.error is not None:
-            # An escaped event (the agent sent a lone surrogate) keeps its message escaped in the record; the
-            # client reads it as written (its text came from repr(): nothing unsendable comes back).
-            message = unescape(event.error.message) if event.escaped else event.error.message
-            payload = {"error": event.error.code, "message": message}
+        payload, is_error = answer_payload(event)
+        if is_error:
             return types.CallToolResult(content=_text(payload), is_error=True)
-        return types.CallToolResult(content=_text(event.result), structured_content=event.result)
+        return types.CallToolResult(content=_text(payload), structured_content=payload)
 
     async def on_list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         await episode_for(ctx)

@@ -16,6 +16,11 @@ replay is exact: its setup wrote nothing the log does not see
 (:meth:`World.unlogged_writes`: only tracked tables, and search indexes through their own triggers) and no REAL
 value (the log keeps 15 digits).
 Otherwise every episode of it runs the setup again.
+
+Outside ``toolgym check`` one cache serves every episode manager of an environment in the process
+(:meth:`SetupCache.shared`): an RL loop that opens each episode on a manager of its own (``clients.rl.open_episode``)
+replays an instance it played before as a server does. An entry remembers the template object that built it, so a
+template replaced in its environment is built again.
 """
 
 from __future__ import annotations
@@ -30,12 +35,26 @@ from fixtures.changes import LoggedChange
 from fixtures.hashing import primary_key
 
 if TYPE_CHECKING:
+    from fixtures.pages import PageImage
     from fixtures.world import World
     from graders.tasks import TaskInstance
     from servers.environment import Environment
     from servers.record import ToolCallEvent
 
 __all__ = ["SetupCache", "call_key", "CallKey"]
+
+_SHARED_LOCK = threading.Lock()
+_SHARED_ATTRIBUTE = "_toolgym_shared_setups"
+"""Where an environment holds its process-wide cache: on the object itself, so the two go together (a weak-keyed
+map would keep every environment alive, as its cache refers back to it)."""
+
+KEPT_SHARING = 64
+"""Worlds kept between episodes when they share their template's pages (~1 MB each in finance: connection, parsed
+schema, written pages): enough for an RL loop's round over dozens of instances to find each one's world again."""
+IMAGE_BYTES = 64 << 20
+"""Bound on the setups' page images a cache holds (a finance setup's is ~120 KiB: some 500 instances)."""
+KEPT_COPIES = 8
+"""Worlds kept between episodes when each is a whole copy of its template (finance: 8.5 MB each)."""
 
 CallKey = tuple[Any, ...]
 """A tool call as :func:`call_key` names it: equal keys are the same call, to the type of every value."""
@@ -88,32 +107,40 @@ class _Setup:
     """The setup's logged row changes in order; None when a replay would not be exact (run the setup again)."""
     instance: TaskInstance
     id_salt: str | None
+    template: Any = None
+    """The template object that built it (a template replaced in the environment is built again)."""
     id_floors: dict[str, int] = field(default_factory=dict)
     confirmed: bool = False
     """It may be replayed: a second build gave the same instance and changes, or the cache does not ``confirm``
     (with it, a nondeterministic template must still be caught by the check's "instantiate twice" test)."""
     hashes: list[str] = field(default_factory=list)
     """The hash of the replayed setup's world, once the first replay computed it (every replay ends there)."""
+    image: list[PageImage] = field(default_factory=list)
+    """The pages the first replay wrote (``fixtures/pages.py``), laid on every later fresh world instead of the rows."""
 
 
 class SetupCache:
     """The setups of the last ``limit`` task instances of one environment (least recently used first out), and a
     few of their worlds kept between episodes (:meth:`take_back`)."""
 
-    def __init__(self, environment: Environment, limit: int = 256, idle: int = 8, *, confirm: bool = False) -> None:
-        """``idle`` bounds the worlds kept between episodes (each holds a world's memory). ``confirm``: replay an
+    def __init__(self, environment: Environment, limit: int = 256, idle: int | None = None, *, confirm: bool = False) -> None:
+        """``idle`` bounds the worlds kept between episodes (each holds a world's memory); default
+        :data:`KEPT_SHARING` when worlds share their template's pages, else :data:`KEPT_COPIES`. ``confirm``: replay an
         instance only once a second build agreed with the first (``toolgym check``, whose determinism test must
         see two real builds); otherwise from its second episode on (servers, runs, RL: the first build is the
         instance, and every later episode gets exactly its world)."""
         self.environment = environment
         self.limit = limit
         self.confirm = confirm
-        # never more idle worlds than the fixture itself pools: a fixture of big worlds (sized by its pool) keeps few
-        self.idle = min(idle, getattr(environment.fixture, "pool_size", idle))
+        self._idle_bound = idle
         self._setups: OrderedDict[tuple[str, int], _Setup] = OrderedDict()
         self._idle: OrderedDict[tuple[str, int], list[_Kept]] = OrderedDict()
         self._idle_count = 0
         self._keys: dict[str, list[str]] = {}
+        self._image_bytes = 0
+        """Bytes of page images held (under :data:`IMAGE_BYTES`)."""
+        self.laid = 0
+        """Episodes whose setup was laid as pages (:meth:`World.lay`) rather than replayed row by row."""
         self.replayed = 0
         self.built = 0
         self.reused = 0
@@ -121,6 +148,32 @@ class SetupCache:
         """Episodes that started from a kept world's played calls (:meth:`fork`)."""
         self._lock = threading.Lock()
         """Creates may build in worker threads (``EpisodeManager.create_async``) while the loop releases episodes."""
+
+    @property
+    def idle(self) -> int:
+        """How many worlds are kept between episodes, at most (decided at the first one kept, when the template is
+        loaded anyway: a copy-on-write world costs its connection and written pages, a whole copy its template)."""
+        if self._idle_bound is None:
+            fixture = self.environment.fixture
+            sharing = fixture.shares_pages(self.environment.task_fixture_seed) if hasattr(fixture, "shares_pages") else False
+            bound = KEPT_SHARING if sharing else KEPT_COPIES
+            # never more whole copies idle than the fixture itself pools: a fixture of big worlds (sized by its pool) keeps few
+            self._idle_bound = bound if sharing else min(bound, getattr(fixture, "pool_size", bound))
+        return self._idle_bound
+
+    @classmethod
+    def shared(cls, environment: Environment) -> SetupCache:
+        """The process-wide cache of ``environment``, for every episode manager that is not given one of its own.
+
+        Why: a manager per episode (``clients.rl.open_episode``, a test, a short script) would otherwise build every
+        instance anew; an instance's setup is a function of the template and the seed, wherever it is played.
+        """
+        with _SHARED_LOCK:
+            cache = getattr(environment, _SHARED_ATTRIBUTE, None)
+            if not isinstance(cache, SetupCache):
+                cache = cls(environment)
+                setattr(environment, _SHARED_ATTRIBUTE, cache)
+            return cache
 
     def instantiate(self, template_id: str, seed: int) -> tuple[World, TaskInstance]:
         """A world with the task's setup applied, and the instance: built the first time, replayed afterwards.
@@ -134,6 +187,9 @@ class SetupCache:
     def _instantiate(self, template_id: str, seed: int) -> tuple[World, TaskInstance]:
         key = (template_id, seed)
         setup = self._setups.get(key)
+        if setup is not None and setup.template is not self.environment.task_template(template_id):
+            self._forget(template_id)  # the template was replaced: its instances are built again
+            setup = None
         if setup is not None and setup.changes is not None and setup.confirmed:
             self._setups.move_to_end(key)
             kept = self._idle.get(key)
@@ -237,9 +293,10 @@ class SetupCache:
 
     def _build(self, template_id: str, seed: int) -> tuple[World, TaskInstance]:
         env = self.environment
+        template = env.task_template(template_id)
         world = env.fixture.world(env.task_fixture_seed)
         try:
-            instance = env.task_template(template_id).instantiate(world, seed)
+            instance = template.instantiate(world, seed)
             changes = world.changes_since(0)
         except BaseException:
             world.release()
@@ -252,24 +309,37 @@ class SetupCache:
         exact = not world.unlogged_writes() and not any(
             isinstance(v, float) for c in changes for row in (c.before, c.after) if row for v in row.values())
         setup = _Setup(changes=tuple(changes) if exact else None, instance=instance, id_salt=world.id_salt,
-                       id_floors=dict(world.id_floors))
+                       template=template, id_floors=dict(world.id_floors))
         if first is not None:  # the second build: replay from now on only if it agrees with the first
             same = (first.changes == setup.changes and first.id_floors == setup.id_floors
                     and first.instance.model_dump_json() == instance.model_dump_json())
             setup = replace(setup, confirmed=True) if same else replace(setup, changes=None)
         elif not self.confirm:
             setup = replace(setup, confirmed=True)
+        if first is not None:
+            self._drop_image(first)
         self._setups[key] = setup
         while len(self._setups) > self.limit:
-            self._setups.popitem(last=False)
+            self._drop_image(self._setups.popitem(last=False)[1])
         return world, instance
+
+    def _drop_image(self, setup: _Setup) -> None:
+        self._image_bytes -= sum(image.bytes for image in setup.image)
 
     def _replay(self, setup: _Setup) -> World:
         env = self.environment
         world = env.fixture.world(env.task_fixture_seed)
         try:
-            for change in setup.changes or ():
-                self._apply(world, change)
+            if setup.image and world.lay(setup.image[0]):
+                self.laid += 1
+            else:
+                for change in setup.changes or ():
+                    self._apply(world, change)
+                if not setup.image and self._image_bytes < IMAGE_BYTES:
+                    image = world.page_image()  # O(database), once per instance: later replays copy pages
+                    if image is not None:
+                        setup.image.append(image)
+                        self._image_bytes += image.bytes
         except BaseException:
             world.release()
             raise
@@ -302,12 +372,15 @@ class SetupCache:
     def forget(self, template_id: str) -> None:
         """Forget the setups of ``template_id`` and release the worlds kept for it (its episodes are over)."""
         with self._lock:
-            for key in [k for k in self._setups if k[0] == template_id]:
-                del self._setups[key]
-            for key in [k for k in self._idle if k[0] == template_id]:
-                for entry in self._idle.pop(key):
-                    entry.world.release()
-                    self._idle_count -= 1
+            self._forget(template_id)
+
+    def _forget(self, template_id: str) -> None:
+        for key in [k for k in self._setups if k[0] == template_id]:
+            self._drop_image(self._setups.pop(key))
+        for key in [k for k in self._idle if k[0] == template_id]:
+            for entry in self._idle.pop(key):
+                entry.world.release()
+                self._idle_count -= 1
 
     def clear(self) -> None:
         """Forget every kept setup and release every kept world."""
@@ -316,6 +389,7 @@ class SetupCache:
 
     def _clear(self) -> None:
         self._setups.clear()
+        self._image_bytes = 0
         for kept in self._idle.values():
             for entry in kept:
                 entry.world.release()

@@ -33,12 +33,13 @@ import ray
 
 from clients.agents import AgentOptions, make_agent
 from clients.agents._provider import invalid_arguments_text
-from clients.agents.base import Agent, Limits, openai_tool, result_text
+from clients.agents.base import Agent, Limits, openai_tool
 from clients.attempts import Attempts, EpisodeItem
 from clients.backends import Connector, Handle, HttpBackend, LocalBackend, merge_messages
 from clients.results import ResultLine
 from clients.selection import resolve_environment
 from fixtures.errors import TaskError
+from servers.direct import call_direct
 from servers.record import MessageEvent
 from servers.tool_cache import ToolCache
 
@@ -233,22 +234,22 @@ class EnvironmentActor:
     async def call_tool(
         self, episode_id: str, name: str, arguments: dict[str, Any] | str | None = None
     ) -> tuple[str, bool, Any, int]:
-        """One tool call through the in-memory MCP client: ``(text, is_error, structured, tool calls so far)``.
+        """One tool call, answered in process as an MCP client would receive it (``servers/direct.py``):
+        ``(text, is_error, structured, tool calls so far)``.
 
         Arguments given as text (a model's raw output) that are not a JSON object come back as an
         ``invalid_arguments`` observation, never an exception.
         """
         handle = self._handle(episode_id)
+        episode = handle.episode
+        assert episode is not None  # a trainer's episode is made here, with its episode
         if isinstance(arguments, str):
             parsed, problem = _parse_arguments(arguments)
             if problem is not None:
-                return invalid_arguments_text(problem), True, None, handle.episode.seq  # type: ignore[union-attr]
+                return invalid_arguments_text(problem), True, None, episode.seq
             arguments = parsed
-        _, connector = await self._local()
-        async with connector.connect(handle) as client:
-            result = await client.call_tool(name, arguments or {})
-        structured = None if result.is_error else result.structured_content
-        return result_text(result), bool(result.is_error), structured, handle.episode.seq  # type: ignore[union-attr]
+        answer = await call_direct(episode, name, arguments or {})
+        return answer.text, answer.is_error, answer.structured, episode.seq
 
     async def grade(self, episode_id: str) -> dict[str, Any]:
         """Close the episode and grade it: the grade as JSON (score, passed, criteria with evidence).

@@ -1,4 +1,4 @@
-"""The RL API: prompt, OpenAI tool schemas, steps through a real in-memory MCP client, reward."""
+"""The RL API: prompt, OpenAI tool schemas, steps answered in process or through a real in-memory MCP client, reward."""
 
 from __future__ import annotations
 
@@ -8,16 +8,20 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from clients.rl import Gym, open_episode, open_gym
+from clients.rl import Gym, Transport, open_episode, open_gym
 from fixtures.errors import EnvironmentNotFound, TaskError
 from servers.episodes import EpisodeManager
 from tests.clients.toyenv import environment
 
 
-async def test_oracle_steps_earn_the_full_reward() -> None:
+TRANSPORTS = pytest.mark.parametrize("transport", ["direct", "memory"])
+
+
+@TRANSPORTS
+async def test_oracle_steps_earn_the_full_reward(transport: Transport) -> None:
     world, instance = environment.instantiate_task("pay_back", 4)
     world.close()
-    async with open_episode(environment, task="pay_back", seed=4) as ep:
+    async with open_episode(environment, task="pay_back", seed=4, transport=transport) as ep:
         assert ep.prompt == instance.prompt
         names = {t["function"]["name"] for t in ep.tools}
         assert names == {"list_accounts", "get_account", "transfer", "submit_answer", "flaky_balance"}
@@ -34,8 +38,9 @@ async def test_oracle_steps_earn_the_full_reward() -> None:
             await ep.step("list_accounts", {})
 
 
-async def test_errors_are_observations_not_exceptions() -> None:
-    async with open_episode(environment, task="report_balance", seed=0) as ep:
+@TRANSPORTS
+async def test_errors_are_observations_not_exceptions(transport: Transport) -> None:
+    async with open_episode(environment, task="report_balance", seed=0, transport=transport) as ep:
         bad_json = await ep.step("get_account", '{"account_id": ')
         assert bad_json.is_error and json.loads(bad_json.text)["error"] == "invalid_arguments"
         not_object = await ep.step("get_account", "[1]")
@@ -78,9 +83,16 @@ async def test_bad_names_are_clear_errors() -> None:
         assert free.prompt == ""
         with pytest.raises(TaskError, match="free play"):
             await free.finish()
+    with pytest.raises(ValueError, match="transport is 'direct' or 'memory'"):
+        async with open_episode(environment, task="pay_back", transport="http"):  # type: ignore[arg-type]
+            pass
+    with pytest.raises(ValueError, match="transport is 'direct' or 'memory'"):
+        async with open_gym(environment, transport="stdio"):  # type: ignore[arg-type]
+            pass
 
 
-async def test_a_gym_shares_one_client_between_concurrent_isolated_episodes() -> None:
+@TRANSPORTS
+async def test_a_gym_shares_one_client_between_concurrent_isolated_episodes(transport: Transport) -> None:
     rewards: dict[int, float] = {}
 
     async def play(gym: Gym, seed: int, solve: bool) -> None:
@@ -98,7 +110,7 @@ async def test_a_gym_shares_one_client_between_concurrent_isolated_episodes() ->
             rewards[seed] = (await ep.finish()).reward
 
     with anyio.fail_after(30):
-        async with open_gym(environment) as gym:
+        async with open_gym(environment, transport=transport) as gym:
             async with anyio.create_task_group() as group:
                 for seed in range(6):
                     group.start_soon(play, gym, seed, seed % 2 == 0)
@@ -109,7 +121,7 @@ async def test_a_gym_shares_one_client_between_concurrent_isolated_episodes() ->
 
 
 async def test_a_gym_request_without_its_episode_is_refused() -> None:
-    async with open_gym(environment) as gym:
+    async with open_gym(environment, transport="memory") as gym:
         async with gym.episode("report_balance", 0):
             with pytest.raises(MCPError, match="must name its episode"):
                 await gym._client.call_tool("list_accounts", {})  # noqa: SLF001 - a caller bypassing the episode

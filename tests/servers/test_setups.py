@@ -39,9 +39,8 @@ async def _oracle_results(manager: EpisodeManager, seed: int, *, full: bool = Fa
 
 async def test_a_replayed_setup_is_the_built_one_search_index_included(finance: Any) -> None:
     seed = 3
-    manager = EpisodeManager(finance, max_live=4, history=0)
-    setups = manager.setups
-    assert setups is not None
+    setups = SetupCache(finance)  # its own: the counts below are this test's builds only
+    manager = EpisodeManager(finance, max_live=4, history=0, setups=setups)
     played = [await _oracle_results(manager, seed, full=n == 3) for n in range(4)]
     assert setups.built == 1 and setups.replayed + setups.reused == 3  # built once, then replayed or reused
     assert all(p == played[0] for p in played[1:])
