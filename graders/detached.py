@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from servers.episodes import Episode
 from servers.record import EpisodeHeader, Record
+from servers.setups import SetupCache
 
 if TYPE_CHECKING:
     from servers.environment import Environment
@@ -35,13 +36,18 @@ def detached_task_episode(environment: Environment, template_id: str, seed: int,
     Raises:
         TaskError: unknown template, or its build fails.
     """
-    template = environment.task_template(template_id)
-    world = environment.fixture.world(environment.task_fixture_seed, scale=scale)
-    try:
-        instance = template.instantiate(world, seed)
-    except BaseException:
-        world.release()
-        raise
+    if scale == 1:
+        # the environment's own setup cache: the instance was just built for the episode being graded (or the
+        # check's), so this replays or lays it instead of building it a second time
+        world, instance = SetupCache.shared(environment).instantiate(template_id, seed)
+    else:
+        template = environment.task_template(template_id)
+        world = environment.fixture.world(environment.task_fixture_seed, scale=scale)
+        try:
+            instance = template.instantiate(world, seed)
+        except BaseException:
+            world.release()
+            raise
     world.mark_start()
     header = EpisodeHeader(
         episode_id=f"{label}:{template_id}:{seed}:x{scale}",

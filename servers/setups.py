@@ -208,6 +208,13 @@ class SetupCache:
             return self._replay(setup), setup.instance
         return self._build(template_id, seed)
 
+    def ready(self, template_id: str, seed: int) -> bool:
+        """Whether the next episode of this instance is cheap to make: a kept world to undo, or a setup to lay as
+        pages or replay (no build). Why: a server makes such an episode on its event loop instead of paying a
+        worker thread's hand-over, which costs more than the work."""
+        setup = self._setups.get((template_id, seed))
+        return setup is not None and setup.changes is not None and setup.confirmed and (bool(setup.image) or bool(self._idle.get((template_id, seed))))
+
     def fork(
         self, template_id: str, seed: int, keys: Sequence[CallKey]
     ) -> tuple[World, TaskInstance, list[tuple[ToolCallEvent, dict[str, int]]], str] | None:
@@ -331,12 +338,15 @@ class SetupCache:
         world = env.fixture.world(env.task_fixture_seed)
         try:
             if setup.image and world.lay(setup.image[0]):
+                world.assume_log(setup.changes or ())  # the log the pages hold, already parsed
                 self.laid += 1
             else:
                 for change in setup.changes or ():
                     self._apply(world, change)
-                if not setup.image and self._image_bytes < IMAGE_BYTES:
-                    image = world.page_image()  # O(database), once per instance: later replays copy pages
+                # the pages of this replay, laid on later fresh worlds: taken once per instance (O(pages written)),
+                # and only when the replay logged exactly the setup's changes (what assume_log will then vouch for)
+                if not setup.image and self._image_bytes < IMAGE_BYTES and world.changes_since(0) == list(setup.changes or ()):
+                    image = world.page_image()
                     if image is not None:
                         setup.image.append(image)
                         self._image_bytes += image.bytes
