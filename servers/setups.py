@@ -203,7 +203,11 @@ class SetupCache:
                 if setup.hashes:
                     world.assume_hash(setup.hashes[0])
                 self.reused += 1
+                if not kept:
+                    del self._idle[key]
                 return world, setup.instance
+            if kept is not None and not kept:
+                del self._idle[key]
             self.replayed += 1
             return self._replay(setup), setup.instance
         return self._build(template_id, seed)
@@ -246,6 +250,8 @@ class SetupCache:
                 return None
             kept.remove(best)
             self._idle_count -= 1
+            if not kept:
+                del self._idle[key]
             step = best.steps[length - 1]
             if not best.world.rewind_to(step.mark):
                 best.world.release()
@@ -292,8 +298,9 @@ class SetupCache:
         self._idle_count += 1
         while self._idle_count > self.idle:
             oldest, kept = next(iter(self._idle.items()))
-            kept.pop(0).world.release()
-            self._idle_count -= 1
+            if kept:
+                kept.pop(0).world.release()
+                self._idle_count -= 1
             if not kept:
                 del self._idle[oldest]
         return True

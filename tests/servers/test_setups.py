@@ -137,3 +137,31 @@ async def test_an_episode_continued_after_a_shared_prefix_is_the_episode_played_
     assert forking.setups is not None and forking.setups.forked >= 3
     forking.close_all()
     forking.setups.clear()
+
+
+def test_kept_worlds_taken_back_and_given_out_in_any_order_stay_counted() -> None:
+    from tests.toy_env import environment as toy
+
+    setups = SetupCache(toy, idle=2)
+    manager = EpisodeManager(toy, history=0, setups=setups)
+
+    def cycle(*seeds: int) -> None:
+        episodes = [manager.create("pay_back", seed) for seed in seeds]
+        for episode in episodes:
+            manager.close(episode.id)
+            manager.release(episode.id)
+
+    cycle(1, 1)  # seed 1: two kept worlds
+    cycle(1)  # one of them taken and given back
+    cycle(1, 1)  # both taken (seed 1 left with none), then given back
+    one = manager.create("pay_back", 1)
+    two = manager.create("pay_back", 1)  # seed 1 holds nothing kept now
+    cycle(2, 2, 2)  # past the bound: the oldest go, never an empty entry
+    for episode in (one, two):
+        manager.close(episode.id)
+        manager.release(episode.id)
+    kept = setups._idle  # noqa: SLF001 - the bookkeeping under test
+    assert setups._idle_count == sum(len(worlds) for worlds in kept.values()) <= 2  # noqa: SLF001
+    assert all(kept.values())
+    assert setups.reused >= 4
+    setups.clear()
