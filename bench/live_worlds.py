@@ -17,9 +17,11 @@ Four sections, each measured side by side in one run, interleaved rounds (A B C,
      the same search on that episode's own ``deserialize`` copy (what a plain SDK server holds per session).
 
    The bare sides hold a whole copy each (8.5 MB for finance), so they run up to ``--baseline-max`` only.
-2. **Creating a world** (median ms, same child processes): a new world plus its first query (SQLite parses
-   the schema for each new connection), a world from the pool (a released one, its written pages dropped),
-   and the bare copy; plus a whole toolgym episode create (task setup included).
+2. **Creating a world** (median ms, same child processes): a brand-new world plus its first query (SQLite
+   parses the schema for each new connection), a world from the pool (a released one, its written pages
+   dropped), a world asked for while every other world is live (with ``serve``'s spare worlds made ahead on a
+   background thread, ``fixtures/spares.py``), and the bare copy; plus a whole toolgym episode create (task setup
+   included: each live episode here is a new instance, so its setup is built).
 3. **A call on a 10x world**: every finance oracle's calls through the dispatcher on worlds of scale 1 and
    10, interleaved; median per call and of ``search_customers``, and their ratios.
 4. **HTTP vs in-process, CPU per task**: ``bench/runner.py``'s Python API episode (create, oracle calls,
@@ -111,14 +113,22 @@ async def _toolgym(lives: int) -> dict[str, Any]:
         world.release()
     while fixture.pooled:
         fixture.shrink_pool(idle=-1.0)
+    from servers.http import SPARE_WORLDS
+
+    fixture.spare = SPARE_WORLDS  # as `serve --transport http` runs: new worlds made ahead (fixtures/spares.py)
     before = _memory()
-    fresh, creates, answered = [], [], 0
+    fresh, spared, creates, answered = [], [], [], 0
     for n in range(lives):
-        if n % 50 == 0:  # a brand-new world (the pool is empty: every world is live)
+        if n % 50 == 0:  # a brand-new world, and a world taken while every other world is live (a spare)
+            started = time.perf_counter()
+            world = fixture.new_world(environment.task_fixture_seed)
+            world.query("SELECT 1 FROM sqlite_master LIMIT 1")
+            fresh.append(time.perf_counter() - started)
+            world.close()
             started = time.perf_counter()
             world = fixture.world(environment.task_fixture_seed)
             world.query("SELECT 1 FROM sqlite_master LIMIT 1")
-            fresh.append(time.perf_counter() - started)
+            spared.append(time.perf_counter() - started)
             world.close()
         started = time.perf_counter()
         episode = manager.create(tasks[n % len(tasks)], n // len(tasks))
@@ -128,7 +138,10 @@ async def _toolgym(lives: int) -> dict[str, Any]:
         event = await call_tool(episode, step.tool, step.arguments)
         answered += event.error is None or event.error.error_class != "internal"
     after = _memory()
+    while fixture.pooled:  # the spares left over are not live worlds
+        fixture.shrink_pool(idle=-1.0)
     return {"before": before, "after": after, "answered": answered, "world_ms": _median_ms(fresh), "pooled_ms": _median_ms(pooled),
+            "spare_ms": _median_ms(spared),
             "create_ms": _median_ms(creates), "cow": cow.status(), "image": cow.shared_bytes()}
 
 
@@ -297,7 +310,7 @@ def main() -> None:
     counts = [int(n) for n in args.lives.split(",")]
     memory = Table(title=f"{ENV}: memory per live episode (PSS, page tables) and world creation; medians over rounds")
     for column in ("live episodes", "side", "rounds", "PSS MB / world", "+ page tables", "RSS MB / world", "vs toolgym",
-                   "new world ms", "pooled world ms", "episode create ms", "answered"):
+                   "new world ms", "pooled world ms", "world, all live ms", "episode create ms", "answered"):
         memory.add_column(column, justify="left" if column == "side" else "right")
     notes = set()
     for lives in counts:
@@ -314,14 +327,14 @@ def main() -> None:
             rss = statistics.median(r["per"]["rss"] for r in results)
             cell = lambda key: f"{statistics.median(r[key] for r in results):.3f}" if key in results[0] else "-"  # noqa: E731
             memory.add_row(f"{lives:,}", side, str(rounds), f"{pss / 2**20:.2f}", f"{(pss + pte) / 2**20:.2f}", f"{rss / 2**20:.2f}",
-                           f"{(pss + pte) / base:.1f}x", cell("world_ms"), cell("pooled_ms"), cell("create_ms"),
+                           f"{(pss + pte) / base:.1f}x", cell("world_ms"), cell("pooled_ms"), cell("spare_ms"), cell("create_ms"),
                            f"{min(r['answered'] for r in results):,}/{lives:,}")
             if side == "toolgym":
                 notes.add(f"copy-on-write: {results[0]['cow']}; shared template image {results[0]['image'] / 2**20:.1f} MB (once per process)")
         for side in CHILDREN:
             if side not in sides:
                 memory.add_row(f"{lives:,}", side, "-", "not run: a whole copy each would need "
-                               f"{lives * 9.3 / 1024:,.0f} GB", "", "", "", "", "", "", "")
+                               f"{lives * 9.3 / 1024:,.0f} GB", "", "", "", "", "", "", "", "")
     console.print(memory)
     for note in sorted(notes):
         console.print(note)

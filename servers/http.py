@@ -519,6 +519,11 @@ async def running_http(
             handle.stop()
 
 
+SPARE_WORLDS = 8
+"""Brand-new worlds ``serve --transport http`` keeps ready per (seed, scale) it serves (``fixtures/spares.py``): a
+create past the pool is then a pool pop, not a new connection parsing the schema on the request path."""
+
+
 async def serve_http(
     environment: Environment,
     host: str = "127.0.0.1",
@@ -538,6 +543,9 @@ async def serve_http(
         RuntimeError: the app failed to start.
     """
     handle, sock, ready = _prepare(environment, host, port, log_level, graceful_timeout, app_options)
+    fixture = environment.fixture
+    if isinstance(getattr(fixture, "spare", None), int):  # a serving process makes new worlds ahead (fixtures/spares.py)
+        fixture.spare = max(fixture.spare, SPARE_WORLDS)
     async with anyio.create_task_group() as tg:
         tg.start_soon(handle._run, sock, ready)
         await ready.wait()

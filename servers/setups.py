@@ -213,8 +213,8 @@ class SetupCache:
         return self._build(template_id, seed)
 
     def ready(self, template_id: str, seed: int) -> bool:
-        """Whether the next episode of this instance is cheap to make: a kept world to undo, or a setup to lay as
-        pages or replay (no build). Why: a server makes such an episode on its event loop instead of paying a
+        """Whether the next episode of this instance is cheap to make: a kept world to undo, or its setup's pages to
+        lay (no build, no row replay). Why: a server makes such an episode on its event loop instead of paying a
         worker thread's hand-over, which costs more than the work."""
         setup = self._setups.get((template_id, seed))
         return setup is not None and setup.changes is not None and setup.confirmed and (bool(setup.image) or bool(self._idle.get((template_id, seed))))

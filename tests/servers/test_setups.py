@@ -165,3 +165,20 @@ def test_kept_worlds_taken_back_and_given_out_in_any_order_stay_counted() -> Non
     assert all(kept.values())
     assert setups.reused >= 4
     setups.clear()
+
+
+def test_a_template_replaced_in_its_environment_is_built_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import copy
+
+    from tests.toy_env import environment as toy
+
+    setups = SetupCache.shared(toy)
+    assert SetupCache.shared(toy) is setups and EpisodeManager(toy).setups is setups  # one per environment
+    for _ in range(2):
+        world, _ = setups.instantiate("pay_back", 9)
+        world.release()
+    built = setups.built
+    monkeypatch.setitem(toy.task_templates(), "pay_back", copy.copy(toy.task_template("pay_back")))
+    world, _ = setups.instantiate("pay_back", 9)
+    world.release()
+    assert setups.built == built + 1
