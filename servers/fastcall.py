@@ -156,12 +156,23 @@ async def _respond(episode: Episode, request_id: int | str, name: str, arguments
         return
     # The SDK's wire shape for a 2026-07-28 tools/call result, key order included: the per-version surface
     # dumps content items as {text, type}, then isError, resultType, structuredContent; then the serverInfo stamp.
+    # Written as text, not dumped from a dict: the result's JSON is the text content already, and — when it is all
+    # ASCII, as the SDK's own dump of structuredContent always is — the structured content too, so it is encoded
+    # once instead of twice. tests/servers/test_fastcall.py holds the bytes to the SDK's.
     payload, is_error = answer_payload(event)
-    result: dict[str, Any] = {"content": [{"text": answer_text(payload), "type": "text"}], "isError": is_error, "resultType": "complete"}
+    text = answer_text(payload)
+    parts = ['{"jsonrpc":"2.0","id":', json.dumps(request_id), ',"result":{"content":[{"text":', json.dumps(text),
+             ',"type":"text"}],"isError":', "true" if is_error else "false", ',"resultType":"complete"']
     if not is_error and payload is not None:
-        result["structuredContent"] = payload
-    result["_meta"] = {SERVER_INFO_META_KEY: _server_info(episode.environment)}
-    await _write({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, scope, receive, send)
+        parts += [',"structuredContent":', text if text.isascii() else json.dumps(payload, separators=(",", ":"))]
+    parts += [',"_meta":', _meta_text(episode.environment), "}}"]
+    await Response("".join(parts), status_code=200, media_type="application/json")(scope, receive, send)
+
+
+@lru_cache(maxsize=None)
+def _meta_text(environment: Environment) -> str:
+    """The result's ``_meta`` (the serverInfo stamp) as the SDK writes it, once per environment."""
+    return json.dumps({SERVER_INFO_META_KEY: _server_info(environment)}, separators=(",", ":"))
 
 
 @lru_cache(maxsize=None)

@@ -45,10 +45,11 @@ CASES = [
 ]
 
 
-async def _exchange(http: httpx.AsyncClient, url: str, cases: list[tuple[str, Any, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
+async def _exchange(http: httpx.AsyncClient, url: str, cases: list[tuple[str, Any, dict[str, str]]], text_ids: bool = False) -> list[tuple[int, str, bytes]]:
     answers = []
     for n, (tool, arguments, overrides) in enumerate(cases):
-        headers, body = _request(tool, arguments, request_id=n, **overrides)
+        request_id: Any = f'req-{n} "ü" \u2028' if text_ids else n  # a text id with a quote, non-ASCII, a line separator
+        headers, body = _request(tool, arguments, request_id=request_id, **overrides)
         response = await http.post(url, headers=headers, content=body)
         answers.append((response.status_code, response.headers.get("content-type", ""), response.content))
     return answers
@@ -74,12 +75,14 @@ async def test_direct_answers_are_the_sdk_answers_byte_for_byte(monkeypatch: pyt
         async with running_http(environment, manager=manager) as server, httpx.AsyncClient() as http:
             direct_episode, sdk_episode = manager.create(seed=0), manager.create(seed=0)
             direct = await _exchange(http, server.episode_url(direct_episode.id), CASES)
-            assert taken == [True] * 8 + [False] * 3
+            direct += await _exchange(http, server.episode_url(direct_episode.id), CASES, text_ids=True)
+            assert taken == ([True] * 8 + [False] * 3) * 2
             monkeypatch.setattr(servers.routing, "eligible", lambda scope: False)
             through_sdk = await _exchange(http, server.episode_url(sdk_episode.id), CASES)
-            for case, mine, theirs in zip(CASES, direct, through_sdk, strict=True):
+            through_sdk += await _exchange(http, server.episode_url(sdk_episode.id), CASES, text_ids=True)
+            for case, mine, theirs in zip(CASES * 2, direct, through_sdk, strict=True):
                 assert mine == theirs, case
-            assert _calls(direct_episode) == _calls(sdk_episode) and len(_calls(direct_episode)) == 8
+            assert _calls(direct_episode) == _calls(sdk_episode) and len(_calls(direct_episode)) == 16
             assert direct_episode.world.hash() == sdk_episode.world.hash() != direct_episode.record.header.start_hash
     manager.close_all()
 
@@ -115,3 +118,35 @@ def test_a_tracer_provider_sends_calls_through_the_sdk(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: Provider())
     assert not eligible(scope)
+
+
+@pytest.mark.parametrize("result", [{"name": "Zoë ✓", "line": "\u2028", "n": 3}, {"plain": "ascii only", "list": [1, 2.5, None]}, None])
+async def test_the_written_answer_is_the_dump_of_the_sdks_shape(monkeypatch: pytest.MonkeyPatch, result: Any) -> None:
+    import servers.fastcall
+    from mcp_types import SERVER_INFO_META_KEY
+    from servers.record import ToolCallEvent
+
+    async def call_tool(episode: Any, name: str, arguments: Any) -> ToolCallEvent:
+        return ToolCallEvent(seq=1, tool=name, arguments={}, result=result, started_ms=0.0, duration_ms=0.0)
+
+    monkeypatch.setattr(servers.fastcall, "call_tool", call_tool)
+    manager = EpisodeManager(environment)
+    episode = manager.create(seed=0)
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b""}
+
+    scope = {"type": "http", "method": "POST", "headers": [], "path": "/", "query_string": b""}
+    await servers.fastcall._respond(episode, 'id "ü"', "get_account", {}, scope, receive, send)  # noqa: SLF001
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    shape: dict[str, Any] = {"content": [{"text": text, "type": "text"}], "isError": False, "resultType": "complete"}
+    if result is not None:
+        shape["structuredContent"] = result
+    shape["_meta"] = {SERVER_INFO_META_KEY: servers.fastcall._server_info(environment)}  # noqa: SLF001
+    assert body == json.dumps({"jsonrpc": "2.0", "id": 'id "ü"', "result": shape}, separators=(",", ":")).encode()
+    manager.close_all()
