@@ -9,7 +9,7 @@
         done = await ep.finish()                                    # done.reward in [0, 1], done.grade
 
 For many episodes, ``async with open_gym("finance") as gym:`` then ``async with gym.episode(task, seed) as ep``
-shares one MCP client between them (also concurrently), which is several times cheaper per episode.
+shares one episode manager between them (also concurrently) and, with ``transport="memory"``, one MCP client.
 
 What the policy sees is exactly what any MCP agent sees: the same text, error results, structured content and
 record. By default a step is answered in process from the dispatcher (``transport="direct"``,

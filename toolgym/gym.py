@@ -29,8 +29,9 @@ and installed packages), without importing any of them.
   Either way the episode is graded: ``reward`` is the grade's score (0 before),
   ``info["grade"]`` holds every criterion with its evidence.
 
-Each environment drives its episodes through a real in-memory MCP client (:func:`clients.rl.open_gym`) on an
-event loop of its own thread, so the policy sees exactly what any MCP agent sees.
+Each environment drives its episodes through :func:`clients.rl.open_gym` on an event loop of its own thread; each
+step is answered in process with exactly what an MCP client would receive (``servers/direct.py``), so the policy
+sees what any MCP agent sees.
 """
 
 from __future__ import annotations
