@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -66,46 +67,50 @@ def _plan(environment: Environment, episodes: int) -> tuple[list[str], int]:
     return tasks, max(1, math.ceil(episodes / len(tasks)))
 
 
-async def python_api(environment: Environment, tasks: list[str], seeds: int) -> Sample:
-    """Create, play the oracle through the dispatcher, grade, release — no MCP, no runner."""
-    from graders.grading import grade_episode
-
-    manager = EpisodeManager(environment, history=0)
+async def _sample(tasks: list[str], seeds: int, play: Callable[[str, int], Awaitable[None]]) -> Sample:
+    """Every (seed, task) played once by ``play``, timed: the loop both in-process sides share."""
     walls: list[float] = []
     cpu = _cpu()
     started = time.perf_counter()
     for seed in range(seeds):
         for task in tasks:
             begin = time.perf_counter()
-            episode = manager.create(task, seed)
-            assert episode.task is not None
-            for step in episode.task.oracle:
-                await call_tool(episode, step.tool, step.arguments)
-            manager.close(episode.id)
-            await grade_episode(episode)
-            manager.release(episode.id)
+            await play(task, seed)
             walls.append((time.perf_counter() - begin) * 1000)
     return walls, len(walls) / (time.perf_counter() - started), (_cpu() - cpu) * 1000 / len(walls)
+
+
+async def python_api(environment: Environment, tasks: list[str], seeds: int) -> Sample:
+    """Create, play the oracle through the dispatcher, grade, release — no MCP, no runner."""
+    from graders.grading import grade_episode
+
+    manager = EpisodeManager(environment, history=0)
+
+    async def play(task: str, seed: int) -> None:
+        episode = manager.create(task, seed)
+        assert episode.task is not None
+        for step in episode.task.oracle:
+            await call_tool(episode, step.tool, step.arguments)
+        manager.close(episode.id)
+        await grade_episode(episode)
+        manager.release(episode.id)
+
+    return await _sample(tasks, seeds, play)
 
 
 async def rl_api(environment: Environment, tasks: list[str], seeds: int) -> Sample:
     """The documented RL API (``clients.rl.open_episode``: a manager of its own per episode), the oracle's steps."""
     from clients.rl import open_episode
 
-    walls: list[float] = []
-    cpu = _cpu()
-    started = time.perf_counter()
-    for seed in range(seeds):
-        for task in tasks:
-            begin = time.perf_counter()
-            async with open_episode(environment, task, seed) as episode:
-                instance = episode._episode.task  # noqa: SLF001 - the oracle is the bench's agent
-                assert instance is not None
-                for step in instance.oracle:
-                    await episode.step(step.tool, step.arguments)
-                await episode.finish()
-            walls.append((time.perf_counter() - begin) * 1000)
-    return walls, len(walls) / (time.perf_counter() - started), (_cpu() - cpu) * 1000 / len(walls)
+    async def play(task: str, seed: int) -> None:
+        async with open_episode(environment, task, seed) as episode:
+            instance = episode._episode.task  # noqa: SLF001 - the oracle is the bench's agent
+            assert instance is not None
+            for step in instance.oracle:
+                await episode.step(step.tool, step.arguments)
+            await episode.finish()
+
+    return await _sample(tasks, seeds, play)
 
 
 async def runner(environment: Environment, tasks: list[str], seeds: int, out: Path, concurrency: int, server: tuple[str, str] | None = None) -> Sample:

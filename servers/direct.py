@@ -18,21 +18,16 @@ check them before the tool handler): nothing reaches a tool in another form or l
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from fixtures.errors import RecordUnwritable
-from servers.dispatch import call_tool
 from servers.episodes import Episode
-from servers.mcp_server import EPISODE_NOT_FOUND, RECORD_UNWRITABLE, answer_payload, answer_text
+from servers.mcp_server import EPISODE_NOT_FOUND, answer_payload, answer_text, dispatched
 
 __all__ = ["Answer", "call_direct"]
-
-log = logging.getLogger("toolgym.mcp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +60,7 @@ async def call_direct(episode: Episode, name: str, arguments: dict[str, Any] | N
     # The arguments as a client sends them: dumped as JSON values the way the SDK dumps its request (NaN and
     # infinities become null, tuples lists), so a Python caller's values reach the tool exactly as over MCP.
     sent = types.CallToolRequestParams(name=name, arguments=arguments).model_dump(by_alias=True, mode="json", exclude_none=True)
-    try:
-        event = await call_tool(episode, name, sent.get("arguments"))
-    except RecordUnwritable as exc:
-        raise MCPError(RECORD_UNWRITABLE, str(exc), {"error": "record_unwritable", "episode": episode.id}) from None
-    except Exception as exc:  # a kit bug outside any tool (tools' own crashes are recorded results)
-        log.exception("tools/call %s failed in episode %s", name[:100], episode.id)
-        raise MCPError(types.INTERNAL_ERROR, f"internal error: {type(exc).__name__}") from None
+    event = await dispatched(episode, name, sent.get("arguments"))
     payload, is_error = answer_payload(event)
     text = answer_text(payload)
     if is_error or payload is None:

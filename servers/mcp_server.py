@@ -47,6 +47,7 @@ __all__ = [
     "RECORD_UNWRITABLE",
     "answer_payload",
     "answer_text",
+    "dispatched",
 ]
 
 log = logging.getLogger("toolgym.mcp")
@@ -132,6 +133,22 @@ def fixed_episode(episode: Episode) -> EpisodeResolver:
     return resolve
 
 
+async def dispatched(episode: Episode, name: str, arguments: dict[str, Any] | None) -> ToolCallEvent:
+    """:func:`servers.dispatch.call_tool`, with a call that did not happen raised as the ``MCPError`` a client gets.
+
+    Why: the SDK path and the in-process one (``servers/direct.py``) must fail alike. A record that refused the
+    call is ``RECORD_UNWRITABLE`` (the SDK would answer code 0 with a traceback); a kit bug outside any tool is
+    ``INTERNAL_ERROR`` (a tool's own crash is a recorded result, not this).
+    """
+    try:
+        return await call_tool(episode, name, arguments)
+    except RecordUnwritable as exc:
+        raise MCPError(RECORD_UNWRITABLE, str(exc), {"error": "record_unwritable", "episode": episode.id}) from None
+    except Exception as exc:
+        log.exception("tools/call %s failed in episode %s", name[:100], episode.id)
+        raise MCPError(types.INTERNAL_ERROR, f"internal error: {type(exc).__name__}") from None
+
+
 def answer_payload(event: ToolCallEvent) -> tuple[Any, bool]:
     """What a recorded call answers its client: the payload (the result, or ``{error, message}``) and whether it is
     an error. One definition for every path that answers a call: the SDK's (:func:`build_mcp_server`), the direct
@@ -176,15 +193,7 @@ def build_mcp_server(environment: Environment, resolve: EpisodeResolver, *, outp
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        episode = await episode_for(ctx)
-        try:
-            event = await call_tool(episode, params.name, params.arguments)
-        except RecordUnwritable as exc:
-            # A valid JSON-RPC error (the SDK would answer code 0 with a traceback): the call did not happen.
-            raise MCPError(RECORD_UNWRITABLE, str(exc), {"error": "record_unwritable", "episode": episode.id}) from None
-        except Exception as exc:  # a kit bug outside any tool (tools' own crashes are recorded results)
-            log.exception("tools/call %s failed in episode %s", params.name[:100], episode.id)
-            raise MCPError(types.INTERNAL_ERROR, f"internal error: {type(exc).__name__}") from None
+        event = await dispatched(await episode_for(ctx), params.name, params.arguments)
         payload, is_error = answer_payload(event)
         if is_error:
             return types.CallToolResult(content=_text(payload), is_error=True)

@@ -14,7 +14,6 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-import servers.direct
 import servers.mcp_server
 from clients.agents.base import result_text
 from fixtures.errors import RecordUnwritable
@@ -124,8 +123,7 @@ async def test_a_call_that_never_happened_raises_what_the_client_raises(monkeypa
         return call_tool
 
     for error, code in ((RecordUnwritable("disk full"), RECORD_UNWRITABLE), (KeyError("a kit bug"), -32603)):
-        for module in (servers.direct, servers.mcp_server):
-            monkeypatch.setattr(module, "call_tool", failing(error))
+        monkeypatch.setattr(servers.mcp_server, "call_tool", failing(error))  # under both paths (dispatched)
         direct, through_client = await both()
         assert (direct.error.code, direct.error.message, direct.error.data) == (
             through_client.error.code, through_client.error.message, through_client.error.data)
