@@ -114,6 +114,31 @@ def test_search_reaches_tool_names_arguments_results_error_codes_and_ids(chromiu
     quiet(opened)
 
 
+def test_a_render_while_typing_keeps_the_text_caret_and_selection_of_the_search_box(chromium: Any, runs: dict[str, Path], tmp_path: Path) -> None:
+    """A search that settles (or any render) while someone types re-creates the box: what they typed next must
+    land where their caret or selection was. Before, the new box lost focus or put the caret at the end, so
+    select-all-and-type appended to the old query and the search found nothing (the flaky search test's cause:
+    Playwright's fill selects, then types, and a settling search could render in between)."""
+    opened = open_report(chromium, run_report(runs["hostile"]).write(tmp_path / "run.html"))
+    page: Any = opened.page
+    box = page.locator("#search")
+    box.fill("not_found")
+    expect(page.locator(".counts")).to_contain_text("11 of 12 episodes", timeout=10_000)
+    box.focus()
+    page.keyboard.press("Control+A")
+    render = "document.querySelector('.filters select').dispatchEvent(new Event('change'))"  # re-renders, focus kept
+    page.evaluate(render)  # a render between the selection and the typing
+    page.keyboard.insert_text("reject_transfer")
+    expect(page.locator(".counts")).to_contain_text(f"{len(records_holding(runs['hostile'], 'reject_transfer'))} of 12 episodes", timeout=10_000)
+    assert page.locator("#search").input_value() == "reject_transfer"
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.evaluate(render)
+    page.keyboard.insert_text("_")
+    assert page.locator("#search").input_value() == "reject_transf_er"
+    quiet(opened)
+
+
 def test_tables_sort_by_any_column_and_the_episode_list_across_pages(chromium: Any, runs: dict[str, Path], tmp_path: Path) -> None:
     opened = open_report(chromium, run_report(runs["hostile"]).write(tmp_path / "run.html"))
     page: Any = opened.page

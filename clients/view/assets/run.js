@@ -339,9 +339,18 @@ function filterBar(run, runIndex, f, counts) {
   const meta = Object.values(run.tasks);
   const uniq = (xs) => [...new Set(xs)].filter((x) => x && x !== "-").sort();
   const again = (key) => (value) => { f[key] = value; f.shown = LIST_PAGE; renderRun(runIndex); };
-  const search = h("input", {type: "search", placeholder: "search ids, tools, arguments, results, error codes, criteria", value: f.q, id: "search", title: "searches every episode's record: tool names, arguments, results, error classes, codes and messages, ids, the conversation"});
-  let timer = null;
-  search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { f.typing = true; setSearch(runIndex, f, search.value.trim()); }, 150); });
+  // A render while someone types in the box (a search that settled, a filter) must not lose what they typed
+  // since, where their caret or selection is, or the search they have yet to run: the new box takes the old
+  // one's text and selection, and one timer per run outlives the box that started it.
+  const typing = liveSearch && liveSearch.run === runIndex ? liveSearch : null;
+  const search = h("input", {type: "search", placeholder: "search ids, tools, arguments, results, error codes, criteria", value: typing ? typing.value : f.q, id: "search", data: {run: String(runIndex)}, title: "searches every episode's record: tool names, arguments, results, error classes, codes and messages, ids, the conversation"});
+  search.addEventListener("input", () => {
+    clearTimeout(f.timer);
+    f.timer = setTimeout(() => {
+      const box = document.getElementById("search") || search;
+      setSearch(runIndex, f, box.value.trim());
+    }, 150);
+  });
   const facet = f.facet
     ? h("span", {class: "chip", data: {facet: f.facet.kind}}, FACETS[f.facet.kind] + ": " + f.facet.value + " ", h("button", {class: "linkish", id: "clear-facet", title: "show every episode again", onclick: () => setFacet(runIndex, f, null)}, "×"))
     : null;
@@ -382,7 +391,14 @@ function runHeader(run, runIndex) {
   );
 }
 
+// The search box being typed in when a render began: its run, text and selection (see filterBar).
+let liveSearch = null;
+
 function renderRun(runIndex) {
+  const old = document.getElementById("search");
+  liveSearch = old && document.activeElement === old
+    ? {run: Number(old.dataset.run), value: old.value, start: old.selectionStart, end: old.selectionEnd, direction: old.selectionDirection}
+    : null;
   const app = clear(document.getElementById("app"));
   const run = DATA.runs[runIndex];
   const f = filterOf(runIndex);
@@ -419,9 +435,9 @@ function renderRun(runIndex) {
   if (!run.agents.length) app.append(grid);
   app.append(episodeList(run, runIndex, f, indexes));
   const search = document.getElementById("search");
-  if (search && f.typing) {
-    f.typing = false;
+  if (search && liveSearch && liveSearch.run === runIndex) {
     search.focus();
-    search.setSelectionRange(search.value.length, search.value.length);
+    search.setSelectionRange(liveSearch.start, liveSearch.end, liveSearch.direction);
   }
+  liveSearch = null;
 }
