@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from servers.environment import Environment
 from servers.episode_client import PROTOCOL_VERSION, EpisodeClient, ServerListing, _message, fetch_listing
 from servers.http import HTTP_PROTOCOL, HttpServer, running_http
-from servers.http_client import HttpClient, _Connection
+from servers.http_client import HttpClient, _Connection, _Protocol
 from servers.mcp_server import EPISODE_NOT_FOUND
 from servers.server_client import ServerClient
 from servers.tools import ToolContext, tool
@@ -264,18 +264,21 @@ class Sent:
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> Sent:
     record = Sent()
-    request, exchange = HttpClient.request, _Connection.exchange
+    request = HttpClient.request
 
     async def spy_request(self, method, url, **options):  # type: ignore[no-untyped-def]
         record.calls.append((method, url, dict(options.get("headers") or {})))
         return await request(self, method, url, **options)
 
-    async def spy_exchange(self, data, method):  # type: ignore[no-untyped-def]
-        record.wire.append(data)
-        return await exchange(self, data, method)
-
     monkeypatch.setattr(HttpClient, "request", spy_request)
-    monkeypatch.setattr(_Connection, "exchange", spy_exchange)
+    for kind in (_Protocol, _Connection):  # asyncio's transport, anyio's streams: whichever the loop gets
+        exchange = kind.exchange
+
+        async def spy_exchange(self, data, method, timeout, exchange=exchange):  # type: ignore[no-untyped-def]
+            record.wire.append(data)
+            return await exchange(self, data, method, timeout)
+
+        monkeypatch.setattr(kind, "exchange", spy_exchange)
     return record
 
 

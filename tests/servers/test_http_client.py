@@ -10,13 +10,24 @@ from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from servers import http_client
 from servers.http_client import MAX_HEAD_BYTES, HttpClient, TransportError, supports
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 PROXY_VARIABLES = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "REQUEST_METHOD"]
+
+
+@pytest.fixture(autouse=True, params=["asyncio protocol", "anyio streams"])
+def connection_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test on both kinds of connection: asyncio's transport (the fast path) and anyio's streams (the
+    path off asyncio, e.g. under trio), which share one framer."""
+    if request.param == "anyio streams":
+        monkeypatch.setattr(http_client, "_asyncio_loop", lambda: None)
+    return str(request.param)
 
 
 @dataclass
@@ -438,3 +449,33 @@ async def test_concurrent_requests_respect_max_connections() -> None:
                     tg.start_soon(one)
     assert results == [b"ok"] * 6 and len(server.requests) == 6
     assert peak == 2 and server.connections == 2  # two at a time, on two reused connections
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\nhe\r\n3\r\nllo\r\n0\r\nX-Trailer: t\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    ],
+    ids=["interim then length", "chunks and trailers", "chunks"],
+)
+async def test_a_response_arriving_a_byte_at_a_time_is_read_whole_and_the_connection_reused(response: bytes) -> None:
+    async def trickle(peer: Peer) -> None:
+        while await peer.request() is not None:
+            for i in range(len(response)):
+                await peer.send(response[i : i + 1])
+                await anyio.lowlevel.checkpoint()
+
+    async with serving(trickle) as server, HttpClient(server.url) as http:
+        for _ in range(2):
+            got = await http.get("/")
+            assert (got.status_code, got.content) == (200, b"hello")
+    assert server.connections == 1
+
+
+async def test_bytes_after_a_whole_response_mean_the_connection_is_not_reused() -> None:
+    async with serving(scripted(OK + b"HTTP/1.1 200 OK\r\n", OK)) as server, HttpClient(server.url) as http:
+        assert (await http.get("/")).content == b"ok"
+        assert (await http.get("/")).content == b"ok"
+    assert server.connections == 2
