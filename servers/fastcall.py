@@ -52,7 +52,7 @@ from servers.environment import Environment
 from servers.episodes import Episode
 from servers.mcp_server import RECORD_UNWRITABLE, answer_payload, answer_text, build_mcp_server
 
-__all__ = ["answer_tool_call", "eligible"]
+__all__ = ["answer_tool_call", "eligible", "passes_ladder"]
 
 log = logging.getLogger("toolgym.mcp")
 
@@ -88,30 +88,15 @@ async def answer_tool_call(
     episode: Episode, security: TransportSecuritySettings | None, scope: Scope, body: bytes, receive: Receive, send: Send
 ) -> bool:
     """Answer a valid 2026-07-28 ``tools/call`` of ``episode`` directly; False (nothing sent) for anything else."""
-    if not eligible(scope):
+    passed = await passes_ladder(security, scope, body, receive)
+    if passed is None or passed[0].get("method") != "tools/call":
         return False
-    request = Request(scope, receive)
-    if await TransportSecurityMiddleware(security).validate_request(request, is_post=True) is not None:
-        return False
-    has_json, _ = check_accept_headers(request)
-    if not has_json:
-        return False
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        return False
-    if not isinstance(decoded, dict) or decoded.get("method") != "tools/call" or decoded.get("jsonrpc") != "2.0":
-        return False
-    request_id = decoded.get("id")
-    params = decoded.get("params")
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
+    decoded, request = passed
+    request_id, params = decoded["id"], decoded.get("params")
+    if not isinstance(params, dict):
         return False
     name, arguments = params.get("name"), params.get("arguments")
-    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)) or not _envelope(decoded):
-        return False
-    if find_duplicated_routing_header(request.headers.items()) is not None:
-        return False
-    if isinstance(classify_inbound_request(decoded, headers=dict(request.headers)), InboundLadderRejection):
+    if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
         return False
     schema = _header_schemas(episode.environment).get(name)
     if schema is not None and validate_mcp_param_headers(schema, arguments or {}, request.headers) is not None:
@@ -120,6 +105,37 @@ async def answer_tool_call(
         return False
     await _respond(episode, request_id, name, arguments, scope, receive, send)
     return True
+
+
+async def passes_ladder(
+    security: TransportSecuritySettings | None, scope: Scope, body: bytes, receive: Receive
+) -> tuple[dict[str, Any], Request] | None:
+    """The request parsed, when the SDK's validation ladder would let it through to its handler (transport
+    security, ``Accept``, the JSON-RPC envelope, duplicated routing headers, ``classify_inbound_request``);
+    None when the SDK must answer it (a refusal, an error, anything unusual). Method-specific checks are the
+    caller's."""
+    if not eligible(scope):
+        return None
+    request = Request(scope, receive)
+    if await TransportSecurityMiddleware(security).validate_request(request, is_post=True) is not None:
+        return None
+    has_json, _ = check_accept_headers(request)
+    if not has_json:
+        return None
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or decoded.get("jsonrpc") != "2.0":
+        return None
+    request_id = decoded.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not _envelope(decoded):
+        return None
+    if find_duplicated_routing_header(request.headers.items()) is not None:
+        return None
+    if isinstance(classify_inbound_request(decoded, headers=dict(request.headers)), InboundLadderRejection):
+        return None
+    return decoded, request
 
 
 def _envelope(decoded: dict[str, Any]) -> bool:

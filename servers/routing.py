@@ -53,6 +53,7 @@ from fixtures.errors import EpisodeLimitReached, EpisodeNotFound
 from servers.bodies import answer_invalid_ids, read_body, replay
 from servers.episodes import Episode, EpisodeManager
 from servers.fastcall import answer_tool_call, eligible
+from servers.fastlist import ListingCache
 from servers.mcp_server import EPISODE_NOT_FOUND
 from servers.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSIONS_PER_EPISODE, SessionTable
 
@@ -310,6 +311,7 @@ class EpisodeEndpoint:
     def __init__(self, router: EpisodeRouter, security: TransportSecuritySettings | None) -> None:
         self.router = router
         self.security = security
+        self.listings = ListingCache()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request addressed to an episode."""
@@ -337,6 +339,9 @@ class EpisodeEndpoint:
         if body is not None and manager.json_response and eligible(scope):
             if await answer_tool_call(episode, self.security, scope, body, receive, send):
                 return  # a 2026-07-28 tools/call answered straight from dispatch (servers/fastcall.py)
+            answered, send = await self.listings.serve(self.security, scope, body, receive, send)
+            if answered:
+                return  # a 2026-07-28 server/discover or tools/list answered from the cache (servers/fastlist.py)
         inner = _for_sdk(scope, **{EPISODE_SCOPE_KEY: ident})
         if scope["method"] == "POST" and _opens_session(scope):
             refusal = await _security_refusal(self.security, scope, receive)
