@@ -88,6 +88,8 @@ async def answer_tool_call(
     episode: Episode, security: TransportSecuritySettings | None, scope: Scope, body: bytes, receive: Receive, send: Send
 ) -> bool:
     """Answer a valid 2026-07-28 ``tools/call`` of ``episode`` directly; False (nothing sent) for anything else."""
+    if b'"tools/call"' not in body:
+        return False  # another method (or one spelled with escapes): the SDK's, without running the ladder here
     passed = await passes_ladder(security, scope, body, receive)
     if passed is None or passed[0].get("method") != "tools/call":
         return False

@@ -269,17 +269,40 @@ async def test_a_server_closing_mid_response_is_a_transport_error(partial: bytes
     assert server.connections == 2 and http.requests == 0
 
 
-async def test_a_request_on_a_connection_the_server_closed_while_idle_fails_and_is_not_retried() -> None:
+async def test_a_request_whose_connection_closes_before_its_answer_fails_and_is_not_retried() -> None:
+    async def answer_once(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(OK)
+        await peer.request()  # read, never answered: the server goes away with the request
+
     with anyio.fail_after(5):
-        async with serving(scripted(OK, OK, close=True)) as server, HttpClient(server.url) as http:
+        async with serving(answer_once) as server, HttpClient(server.url) as http:
             await http.get("/")
-            with anyio.fail_after(1):
-                while not server.finished:  # the server closes its end; the client does not know
-                    await anyio.sleep(0.01)
             # Retrying could repeat a tools/call, which is not idempotent: the caller sees the failure.
             with pytest.raises(TransportError, match="closed before a whole response"):
                 await http.post("/", json={"method": "tools/call"})
-    assert server.connections == 1 and len(server.requests) == 1 and http.requests == 1
+    assert server.connections == 1 and len(server.requests) == 2 and http.requests == 1
+
+
+async def test_an_idle_connection_the_server_closed_is_not_written_to_once_its_end_was_seen(connection_kind: str) -> None:
+    """On asyncio's transport the client sees the server's end of an idle connection and opens another: the
+    request was never sent, so this is no retry. Through anyio's streams nothing reads an idle connection, so
+    the request fails on it and is not retried."""
+    with anyio.fail_after(5):
+        async with serving(scripted(OK, OK, close=True)) as server, HttpClient(server.url) as http:
+            await http.get("/")
+            (idle,) = [c for connections in http._idle.values() for c in connections]  # noqa: SLF001
+            with anyio.fail_after(2):
+                while not server.finished or (connection_kind == "asyncio protocol" and idle.usable()):
+                    await anyio.sleep(0.01)
+            if connection_kind == "asyncio protocol":
+                assert (await http.post("/", json={"method": "tools/call"})).content == b"ok"
+                assert server.connections == 2 and http.requests == 2
+            else:
+                with pytest.raises(TransportError, match="closed before a whole response"):
+                    await http.post("/", json={"method": "tools/call"})
+                assert server.connections == 1 and http.requests == 1
+    assert len(server.requests) == 1 + (connection_kind == "asyncio protocol")
 
 
 async def test_a_response_that_is_not_http_is_a_transport_error() -> None:
