@@ -105,8 +105,8 @@ class _Protocol(asyncio.Protocol):
     """A keep-alive connection straight on asyncio's transport: a request is one ``write`` and one future.
 
     Why not anyio's stream here: per request, its buffered reads, locks and cancel scope cost ~0.15 ms of
-    client CPU (measured against a bare Starlette app: 0.35 ms per request, client + server, through anyio;
-    0.17 ms like this), and an episode over HTTP is ~7 requests.
+    client CPU (measured against a bare Starlette app, client + server CPU per request: 0.35 ms through anyio,
+    0.20 ms like this, 0.16 ms for a bare protocol with no timeout or pool), and an episode over HTTP is ~7 requests.
     """
 
     def __init__(self) -> None:

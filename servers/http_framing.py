@@ -47,7 +47,7 @@ class Framer:
     pass; a response split across reads resumes where it stopped.
     """
 
-    __slots__ = ("method", "buffer", "status", "version", "headers", "length", "chunked", "body", "done", "keep")
+    __slots__ = ("body", "buffer", "chunked", "headers", "keep", "length", "method", "scanned", "status", "version")
 
     def __init__(self, method: str) -> None:
         self.method = method
@@ -59,8 +59,9 @@ class Framer:
         """The body's length (``Content-Length``; 0 for HEAD, 204 and 304), or None when framed otherwise."""
         self.chunked = False
         self.body = bytearray()
-        self.done: Response | None = None
         self.keep = False
+        self.scanned = 0
+        """Bytes of ``buffer`` already searched for the end of a head (a head trickling in is not searched anew)."""
 
     def feed(self, data: bytes) -> Response | None:
         """Take more bytes; returns the response once it is whole.
@@ -70,11 +71,13 @@ class Framer:
         """
         self.buffer += data
         while self.headers is None:
-            end = self.buffer.find(b"\r\n\r\n")
+            end = self.buffer.find(b"\r\n\r\n", self.scanned)
             if end < 0:
                 if len(self.buffer) > MAX_HEAD_BYTES:
                     raise TransportError(f"response head larger than {MAX_HEAD_BYTES} bytes")
+                self.scanned = max(0, len(self.buffer) - 3)
                 return None
+            self.scanned = 0
             if end + 4 > MAX_HEAD_BYTES:
                 raise TransportError(f"response head larger than {MAX_HEAD_BYTES} bytes")
             status, version, headers = _parse_head(bytes(self.buffer[:end]))
@@ -128,10 +131,11 @@ class Framer:
             size = int(token, 16)
             if size == 0:
                 start = end + 2  # then trailers, up to the empty line
-                stop = start + 2 if buffer.startswith(b"\r\n", start) else buffer.find(b"\r\n\r\n", start) + 4
+                stop = start + 2 if buffer.startswith(b"\r\n", start) else buffer.find(b"\r\n\r\n", max(start, self.scanned)) + 4
                 if stop < start + 2:
                     if len(buffer) > MAX_HEAD_BYTES:
                         raise TransportError(f"response trailers larger than {MAX_HEAD_BYTES} bytes")
+                    self.scanned = max(0, len(buffer) - 3)
                     return None
                 if len(buffer) > stop:
                     self.keep = False  # bytes nobody asked for
@@ -155,8 +159,7 @@ class Framer:
         assert self.headers is not None
         if keep is not None:
             self.keep = keep
-        self.done = Response(self.status, self.headers, body)
-        return self.done
+        return Response(self.status, self.headers, body)
 
 
 def _parse_head(head: bytes) -> tuple[int, str, dict[str, str]]:
