@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from fixtures.errors import ToolgymError
+from servers.secrecy import attached_token
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -59,13 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse the command line; a command whose positionals may follow its options is parsed intermixed."""
-    args, extras = parser.parse_known_args(argv)
+    given = attached_token(sys.argv[1:] if argv is None else argv, parser)  # a token may begin with "-"
+    args, extras = parser.parse_known_args(given)
     if not extras:
         return args
     command: argparse.ArgumentParser | None = getattr(args, "intermixed", None)
     if command is None:
         parser.error(f"unrecognized arguments: {' '.join(extras)}")
-    given = list(sys.argv[1:] if argv is None else argv)
     own = given[given.index(args.command) + 1 :]  # the top-level parser takes no option before the command but -h
     return command.parse_intermixed_args(own, argparse.Namespace(command=args.command, run=args.run, intermixed=command))
 

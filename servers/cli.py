@@ -472,7 +472,7 @@ def serve_main(environment: str | Environment, argv: Sequence[str] | None = None
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser("serve", help="serve the environment over MCP (stdio or HTTP)", description=SERVE_DESCRIPTION)
     add_serve_arguments(serve)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(secrecy.attached_token(sys.argv[1:] if argv is None else argv, parser))
     if args.command is None:
         parser.print_help(sys.stderr)
         raise SystemExit(2)

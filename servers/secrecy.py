@@ -20,12 +20,14 @@ Everything is a no-op where Linux's ``/proc`` or ``prctl`` is missing.
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import ctypes.util
 import json
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from fixtures.errors import ToolgymError
@@ -191,6 +193,42 @@ def take_over() -> tuple[str, bool] | None:
         return str(data["token"]), bool(data["generated"])
     except (ValueError, OSError, KeyError, TypeError):
         return None
+
+
+def attached_token(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``argv`` with ``--token VALUE`` written ``--token=VALUE`` when VALUE begins with ``-``.
+
+    A generated token begins with ``-`` once in 64 (``secrets.token_urlsafe``'s alphabet), and argparse takes
+    such a word for an option: ``--token -k3...`` failed with "expected one argument". A word that is one of
+    ``parser``'s own options (its commands' included) is left as it is, so ``--token --no-token`` still fails
+    as a missing value.
+    """
+    options = _option_strings(parser)
+    words = list(argv)
+    joined: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        following = words[i + 1] if i + 1 < len(words) else None
+        if word == "--token" and following is not None and following.startswith("-") and len(following) > 2 \
+                and following.split("=", 1)[0] not in options:
+            joined.append(f"--token={following}")
+            i += 2
+            continue
+        joined.append(word)
+        i += 1
+    return joined
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of its subcommands' parsers."""
+    found: set[str] = set()
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps no public list
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for command in action.choices.values():
+                found |= _option_strings(command)
+    return found
 
 
 _argument_warned = False

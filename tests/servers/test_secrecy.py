@@ -22,7 +22,7 @@ import anyio
 import httpx
 import pytest
 
-from servers.secrecy import TokenFileError, read_token_file
+from servers.secrecy import TokenFileError, attached_token, read_token_file
 from tests.servers.test_cli import read_banner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -172,8 +172,10 @@ async def test_serve_reads_a_private_token_file_and_refuses_a_shared_one(tmp_pat
     assert lines["runner"].endswith(f"--token-file {file}") and token not in "".join(lines.values())
 
 
-async def test_a_token_argument_warns_and_does_not_survive_startup() -> None:
-    token = secrets.token_urlsafe(32)
+@pytest.mark.parametrize("dash", [False, True], ids=["token", "token beginning with -"])
+async def test_a_token_argument_warns_and_does_not_survive_startup(dash: bool) -> None:
+    # One generated token in 64 begins with "-", which argparse took for an option ("expected one argument").
+    token = "-" + secrets.token_urlsafe(32) if dash else secrets.token_urlsafe(32).lstrip("-")
     env = {k: v for k, v in os.environ.items() if k != "TOOLGYM_TOKEN"}
     with anyio.fail_after(120):
         async with await anyio.open_process(serve_command("--token", token), cwd=REPO, env=env) as process:
@@ -190,3 +192,15 @@ async def test_a_token_argument_warns_and_does_not_survive_startup() -> None:
                 await process.wait()
     assert "--token on the command line is visible to every local process" in banner
     assert token not in cmdline and token not in banner
+
+
+def test_a_token_value_beginning_with_a_dash_is_attached_to_its_option_and_an_option_is_not() -> None:
+    from clients.cli import _parse, build_parser
+
+    parser = build_parser()
+    assert attached_token(["run", "finance", "--token", "-k3x_9", "--seeds", "0"], parser) == ["run", "finance", "--token=-k3x_9", "--seeds", "0"]
+    assert attached_token(["serve", "--token", "--no-token"], parser) == ["serve", "--token", "--no-token"]  # still a missing value
+    assert attached_token(["run", "finance", "--token"], parser) == ["run", "finance", "--token"]
+    assert attached_token(["run", "finance", "--token", "plain"], parser) == ["run", "finance", "--token", "plain"]
+    args = _parse(parser, ["run", "finance", "--server", "http://127.0.0.1:1", "--token", "-k3x_9"])
+    assert args.token == "-k3x_9" and args.server == "http://127.0.0.1:1"
