@@ -8,7 +8,7 @@ validates and dumps the whole result each time: measured, 9 ms of server CPU for
 than the rest of an oracle episode. A client per episode, as external agents connect, paid it per episode.
 
 :class:`ListingCache` (one per HTTP app) lets the SDK answer the first such request of each (method,
-protocol version) and keeps what it wrote: the status, the headers and the JSON text of the ``result``. Later
+protocol version, client capabilities) and keeps what it wrote: the status, the headers and the JSON text of the ``result``. Later
 requests that pass the SDK's own ladder (:func:`servers.fastcall.passes_ladder`) and its validation of the
 method's params get that answer with their own id, the bytes the SDK would write (a test compares them).
 Anything else — a refusal, invalid params, another method, a tracer provider set, SSE mode — goes to the SDK
@@ -35,11 +35,15 @@ _PARAMS: dict[str, type[BaseModel]] = {"server/discover": types.RequestParams, "
 _HEAD = b'{"jsonrpc":"2.0","id":'
 _RESULT = b',"result":'
 
-_Key = tuple[str, str]
+_Key = tuple[str, str, str]
+
+MAX_KEPT = 16
+"""Answers kept at most (a key per method, protocol version and client capabilities): past that, the SDK answers,
+so clients that vary their capabilities cannot grow the cache."""
 
 
 class ListingCache:
-    """The SDK's answers to ``server/discover`` and ``tools/list``, per (method, protocol version)."""
+    """The SDK's answers to ``server/discover`` and ``tools/list``, per (method, protocol version, client capabilities)."""
 
     def __init__(self) -> None:
         self._answers: dict[_Key, tuple[int, list[tuple[bytes, bytes]], bytes]] = {}
@@ -64,11 +68,15 @@ class ListingCache:
             _PARAMS[method].model_validate({} if params is None else params, by_name=False)
         except (KeyError, ValueError, ValidationError):
             return False, send  # the SDK answers with its error
-        key = (method, version)
+        # The answers do not depend on the client's capabilities today; keyed by them all the same, so a client
+        # can never be handed what the SDK would have shaped for another.
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        capabilities = meta.get("io.modelcontextprotocol/clientCapabilities") if isinstance(meta, dict) else None
+        key = (method, version, json.dumps(capabilities, sort_keys=True))
         request_id = json.dumps(decoded["id"]).encode()
         answer = self._answers.get(key)
         if answer is None:
-            return False, self._keeping(key, request_id, send)
+            return False, (self._keeping(key, request_id, send) if len(self._answers) < MAX_KEPT else send)
         status, headers, result = answer
         content = b"".join((_HEAD, request_id, _RESULT, result, b"}"))
         await send({"type": "http.response.start", "status": status, "headers": [*headers, (b"content-length", str(len(content)).encode())]})

@@ -13,12 +13,13 @@ from mcp import Client
 
 import servers.routing
 from servers import EpisodeManager
-from servers.fastlist import ListingCache
+from servers.fastlist import MAX_KEPT, ListingCache
 from servers.http import running_http
 from tests.toy_env import environment
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
+CAPABLE = {**META, "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "roots": {"listChanged": True}}}
 
 
 def _request(method: str, params: Any, request_id: Any, **overrides: str) -> tuple[dict[str, str], bytes]:
@@ -42,6 +43,8 @@ CASES: list[tuple[str, Any, dict[str, str]]] = [
     ("tools/list", None, {}),  # no envelope _meta: refused
     ("server/discover", {"_meta": META}, {}),
     ("tools/list", {"_meta": META}, {}),
+    ("tools/list", {"_meta": CAPABLE}, {}),  # other client capabilities: kept apart
+    ("tools/list", {"_meta": CAPABLE}, {}),
 ]
 IDS: list[Any] = [0, 7, 2**53, 'req "ü" \u2028', "\ud800"]  # ints, and text with a quote, non-ASCII, a separator, a lone surrogate
 
@@ -78,9 +81,10 @@ async def test_cached_answers_are_the_sdk_answers_byte_for_byte(monkeypatch: pyt
             cached = await _exchange(http, server.episode_url(cached_episode.id))
             # The first of each method was the SDK's (and kept); then every plain request came from the cache.
             plain = [n for n, (_, params, overrides) in enumerate(CASES) if not overrides and params and set(params) <= {"_meta", "cursor"}
-                     and params["_meta"] == META and not isinstance(params.get("cursor"), int)]
+                     and params["_meta"] in (META, CAPABLE) and not isinstance(params.get("cursor"), int)]
             hits = [n for n, hit in enumerate(answered) if hit]
-            expected = [i * len(CASES) + n for i in range(len(IDS)) for n in plain][2:]  # not the first tools/list, discover
+            firsts = {0, 1, len(CASES) - 2}  # the first tools/list, discover and tools/list with other capabilities
+            expected = [i * len(CASES) + n for i in range(len(IDS)) for n in plain if i or n not in firsts]
             assert hits == expected
             monkeypatch.setattr(servers.routing, "eligible", lambda scope: False)
             through_sdk = await _exchange(http, server.episode_url(sdk_episode.id))
@@ -121,4 +125,19 @@ async def test_a_real_client_lists_through_the_cache(monkeypatch: pytest.MonkeyP
                     assert client.server_info.name == f"toolgym-{environment.name}" and client.protocol_version == VERSION
     assert listings[0] == listings[1] and {tool.name for tool in listings[0]} >= {"get_account", "transfer"}
     assert answered.count(True) >= 2  # the second client's discovery and listing came from the cache
+    manager.close_all()
+
+
+async def test_clients_that_vary_their_capabilities_cannot_grow_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = EpisodeManager(environment)
+    answered = _count_cache_answers(monkeypatch)
+    with anyio.fail_after(60):
+        async with running_http(environment, manager=manager) as server, httpx.AsyncClient() as http:
+            url = server.episode_url(manager.create(seed=0).id)
+            for n in range(MAX_KEPT + 4):
+                meta = {**META, "io.modelcontextprotocol/clientCapabilities": {"experimental": {f"x{n}": {}}}}
+                headers, body = _request("tools/list", {"_meta": meta}, n)
+                assert (await http.post(url, headers=headers, content=body)).status_code == 200
+            cache = next(r.app for r in server.app.routes if getattr(r, "path", "") == "/episodes/{episode_id}/mcp").listings
+    assert answered == [False] * (MAX_KEPT + 4) and len(cache._answers) == MAX_KEPT  # noqa: SLF001
     manager.close_all()
