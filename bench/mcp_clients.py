@@ -60,7 +60,8 @@ def serve_bare(env_name: str, port: int) -> None:
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(type="text", text='{"error": "not_found"}')], is_error=True)
+        text = types.TextContent(type="text", text='{"error": "not_found"}')
+        return types.CallToolResult(content=[text], is_error=True)
 
     server = Server("bare", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     app = server.streamable_http_app(json_response=True, stateless_http=True)
@@ -110,7 +111,8 @@ async def toolgym_episodes(url: str, token: str, task: str, call: tuple[str, dic
             async with Client(created["mcp_url"]) as client:
                 await client.list_tools()
                 await client.call_tool(*call)
-            await control.control("POST", f"/episodes/{created['id']}/finish", json={"reason": "closed", "grade": True, "record": False, "release": True})
+            finish = {"reason": "closed", "grade": True, "record": False, "release": True}
+            await control.control("POST", f"/episodes/{created['id']}/finish", json=finish)
     finally:
         await control.aclose()
 
@@ -145,7 +147,10 @@ def main() -> None:
     toolgym, toolgym_url = start_toolgym(args.env, token)
     bare, bare_url = start_bare(args.env)
     sides = {
-        "toolgym (create, client, finish)": (toolgym.pid, lambda n: toolgym_episodes(toolgym_url, token, task, call, n)),
+        "toolgym (create, client, finish)": (
+            toolgym.pid,
+            lambda n: toolgym_episodes(toolgym_url, token, task, call, n),
+        ),
         "bare MCP SDK (client only)": (bare.pid, lambda n: bare_episodes(bare_url, call, n)),
     }
     samples: dict[str, list[float]] = {name: [] for name in sides}
@@ -157,11 +162,12 @@ def main() -> None:
                 before = _cpu_seconds(pid)
                 asyncio.run(play(args.episodes))
                 samples[name].append((_cpu_seconds(pid) - before) * 1000 / args.episodes)
-            print(f"round {round_ + 1}/{args.rounds}: " + ", ".join(f"{name.split(' (')[0]} {values[-1]:.2f} ms" for name, values in samples.items()))
+            shown = ", ".join(f"{name.split(' (')[0]} {values[-1]:.2f} ms" for name, values in samples.items())
+            print(f"round {round_ + 1}/{args.rounds}: {shown}")
     finally:
         toolgym.kill()
         bare.kill()
-    table = Table(title=f"server CPU per episode, a real MCP client per episode · {args.env} · {args.rounds} interleaved rounds")
+    table = Table(title=f"server CPU per episode, a real MCP client per episode · {args.env} · {args.rounds} rounds")
     table.add_column("server")
     table.add_column("median ms", justify="right")
     table.add_column("min – max", justify="right")
@@ -169,7 +175,8 @@ def main() -> None:
         table.add_row(name, f"{statistics.median(values):.2f}", f"{min(values):.2f} – {max(values):.2f}")
     Console().print(table)
     names = list(samples)
-    print(f"toolgym / bare SDK, server CPU per episode: {statistics.median(samples[names[0]]) / statistics.median(samples[names[1]]):.2f}x")
+    ratio = statistics.median(samples[names[0]]) / statistics.median(samples[names[1]])
+    print(f"toolgym / bare SDK, server CPU per episode: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

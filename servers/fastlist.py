@@ -8,9 +8,10 @@ validates and dumps the whole result each time: measured, 9 ms of server CPU for
 than the rest of an oracle episode. A client per episode, as external agents connect, paid it per episode.
 
 :class:`ListingCache` (one per HTTP app) lets the SDK answer the first such request of each (method,
-protocol version, client capabilities) and keeps what it wrote: the status, the headers and the JSON text of the ``result``. Later
-requests that pass the SDK's own ladder (:func:`servers.fastcall.passes_ladder`) and its validation of the
-method's params get that answer with their own id, the bytes the SDK would write (a test compares them).
+protocol version, client capabilities) and keeps what it wrote: the status, the headers and the JSON text of
+the ``result``. Later requests that pass the SDK's own ladder (:func:`servers.fastcall.passes_ladder`) and
+its validation of the method's params get that answer with their own id, the bytes the SDK would write (a
+test compares them).
 Anything else — a refusal, invalid params, another method, a tracer provider set, SSE mode — goes to the SDK
 as before, and an answer that is not a plain success is never kept.
 """
@@ -29,7 +30,10 @@ from servers.fastcall import passes_ladder
 
 __all__ = ["ListingCache"]
 
-_PARAMS: dict[str, type[BaseModel]] = {"server/discover": types.RequestParams, "tools/list": types.PaginatedRequestParams}
+_PARAMS: dict[str, type[BaseModel]] = {
+    "server/discover": types.RequestParams,
+    "tools/list": types.PaginatedRequestParams,
+}
 """The methods answered from the cache and the params type the SDK's handler validates them with."""
 
 _HEAD = b'{"jsonrpc":"2.0","id":'
@@ -43,7 +47,8 @@ so clients that vary their capabilities cannot grow the cache."""
 
 
 class ListingCache:
-    """The SDK's answers to ``server/discover`` and ``tools/list``, per (method, protocol version, client capabilities)."""
+    """The SDK's answers to ``server/discover`` and ``tools/list``, per method, protocol version and client
+    capabilities."""
 
     def __init__(self) -> None:
         self._answers: dict[_Key, tuple[int, list[tuple[bytes, bytes]], bytes]] = {}
@@ -79,7 +84,8 @@ class ListingCache:
             return False, (self._keeping(key, request_id, send) if len(self._answers) < MAX_KEPT else send)
         status, headers, result = answer
         content = b"".join((_HEAD, request_id, _RESULT, result, b"}"))
-        await send({"type": "http.response.start", "status": status, "headers": [*headers, (b"content-length", str(len(content)).encode())]})
+        length = (b"content-length", str(len(content)).encode())
+        await send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
         await send({"type": "http.response.body", "body": content})
         return True, send
 
@@ -105,7 +111,7 @@ class ListingCache:
         headers = [(name, value) for name, value in start.get("headers", []) if name.lower() != b"content-length"]
         if start.get("status") != 200 or not content.startswith(head) or not content.endswith(b"}"):
             return
-        if not any(name.lower() == b"content-type" and value.startswith(b"application/json") for name, value in headers):
+        if not any(n.lower() == b"content-type" and v.startswith(b"application/json") for n, v in headers):
             return
         self._answers[key] = (200, headers, content[len(head) : -1])
 

@@ -41,6 +41,9 @@ KEEPALIVE_EXPIRY = 4.0
 
 _Origin = tuple[str, int]
 
+_BROKEN = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)
+"""What a connection that broke mid-exchange raises (through anyio's streams or asyncio's transport)."""
+
 
 @lru_cache(maxsize=1024)
 def _split(url: str) -> tuple[_Origin, str, str]:
@@ -152,7 +155,8 @@ class _Protocol(asyncio.Protocol):
 
     def usable(self) -> bool:
         """Whether this connection may carry a request of the running event loop."""
-        return not self.lost and self.transport is not None and not self.transport.is_closing() and _asyncio_loop() is self.loop
+        transport = self.transport
+        return not self.lost and transport is not None and not transport.is_closing() and _asyncio_loop() is self.loop
 
     async def exchange(self, request: bytes, method: str, timeout: float) -> tuple[Response, bool]:
         """Send one request, read its whole response; returns it and whether the connection can be reused."""
@@ -291,8 +295,9 @@ class HttpClient:
                 await connection.close()
                 if isinstance(exc, TransportError):
                     raise TransportError(f"{method} {url}: {exc}") from None
-                if isinstance(exc, (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError)):
-                    raise TransportError(f"{method} {url}: the connection closed before a whole response arrived") from exc
+                if isinstance(exc, _BROKEN):
+                    closed = "the connection closed before a whole response arrived"
+                    raise TransportError(f"{method} {url}: {closed}") from exc
                 raise
             self.requests += 1
             if keep:

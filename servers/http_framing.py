@@ -131,7 +131,10 @@ class Framer:
             size = int(token, 16)
             if size == 0:
                 start = end + 2  # then trailers, up to the empty line
-                stop = start + 2 if buffer.startswith(b"\r\n", start) else buffer.find(b"\r\n\r\n", max(start, self.scanned)) + 4
+                if buffer.startswith(b"\r\n", start):
+                    stop = start + 2
+                else:
+                    stop = buffer.find(b"\r\n\r\n", max(start, self.scanned)) + 4
                 if stop < start + 2:
                     if len(buffer) > MAX_HEAD_BYTES:
                         raise TransportError(f"response trailers larger than {MAX_HEAD_BYTES} bytes")
