@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import socket
 import statistics
 import subprocess
@@ -29,20 +28,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from allocator import cpu_seconds  # noqa: E402
 from mcp import Client  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from runner import start_server  # noqa: E402
 
 from servers.http import new_token  # noqa: E402
 from servers.server_client import ServerClient  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def serve_bare(env_name: str, port: int) -> None:
@@ -72,19 +67,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def start_toolgym(env_name: str, token: str) -> tuple[subprocess.Popen[bytes], str]:
-    """``serve --transport http`` in a child process; returns it and its base URL."""
-    command = [sys.executable, "-m", f"envs.{env_name}", "serve", "--transport", "http", "--port", "0"]
-    child = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "TOOLGYM_TOKEN": token}, stderr=subprocess.PIPE)
-    assert child.stderr is not None
-    for raw in child.stderr:
-        line = raw.decode()
-        if "MCP (one episode per session):" in line:
-            return child, line.split(": ", 1)[1].strip().removesuffix("/mcp")
-    child.kill()
-    raise SystemExit(f"the {env_name} server did not start")
 
 
 def start_bare(env_name: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -144,7 +126,7 @@ def main() -> None:
     tool = next(iter(environment.tool_specs))
     call = (tool, {})  # arguments need not be valid: a refusal is an answer on both sides
     token = new_token()
-    toolgym, toolgym_url = start_toolgym(args.env, token)
+    toolgym, toolgym_url = start_server(args.env, token)
     bare, bare_url = start_bare(args.env)
     sides = {
         "toolgym (create, client, finish)": (
@@ -159,9 +141,9 @@ def main() -> None:
             asyncio.run(play(5))  # warm: imports, templates, the listing each server keeps
         for round_ in range(args.rounds):
             for name, (pid, play) in sides.items():
-                before = _cpu_seconds(pid)
+                before = cpu_seconds(pid)
                 asyncio.run(play(args.episodes))
-                samples[name].append((_cpu_seconds(pid) - before) * 1000 / args.episodes)
+                samples[name].append((cpu_seconds(pid) - before) * 1000 / args.episodes)
             shown = ", ".join(f"{name.split(' (')[0]} {values[-1]:.2f} ms" for name, values in samples.items())
             print(f"round {round_ + 1}/{args.rounds}: {shown}")
     finally:
