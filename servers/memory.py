@@ -62,16 +62,19 @@ class SharedClient:
     Open and close it from the same task (the SDK client's task group requires it).
     """
 
-    def __init__(self, environment: Environment, **client_options: Any) -> None:
+    def __init__(self, environment: Environment, *, validate_results: bool = True, **client_options: Any) -> None:
+        """``validate_results=False``: the SDK client does not re-validate tool results against their output
+        schemas (see :meth:`ToolCache.install`); ``client_options`` go to ``mcp.Client``."""
         self.environment = environment
         self._options = client_options
+        self._validate = validate_results
         self._client: Client | None = None
         self._stack: AsyncExitStack | None = None
 
     async def __aenter__(self) -> SharedClient:
         stack = AsyncExitStack()
         client = await stack.enter_async_context(Client(build_mcp_server(self.environment, _bound_episode), **self._options))
-        ToolCache.local(self.environment).install(client)
+        ToolCache.local(self.environment).install(client, validate=self._validate)
         self._client = client
         self._stack = stack
         return self

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import ctypes.util
+import functools
 import json
 import os
 import stat
@@ -60,12 +60,26 @@ class TokenFileError(ToolgymError):
     """A ``--token-file`` that cannot be used: missing, empty, or readable by other users."""
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    # The process's own symbols (libc among them): ctypes.util.find_library("c") runs `ldconfig -p` in a
+    # subprocess, ~10 ms on every run's backend before.
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl  # noqa: B018 - raises AttributeError where the symbol is not there
+        return libc
+    except (OSError, AttributeError):
+        try:
+            return ctypes.CDLL("libc.so.6", use_errno=True)
+        except OSError:
+            return None
+
+
 def _prctl(option: int, value: int = 0) -> int | None:
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
+    libc = _libc()
+    if libc is None:
         return None
     return int(libc.prctl(option, value, 0, 0, 0))
 

@@ -103,13 +103,22 @@ class ToolCache:
         self.install(client)
         return self.tools
 
-    def install(self, client: Client) -> None:
-        """Give ``client``'s session the cached schemas and the shared validators (no request)."""
+    def install(self, client: Client, *, validate: bool = True) -> None:
+        """Give ``client``'s session the cached schemas and the shared validators (no request).
+
+        ``validate=False``: the session knows every tool but no output schema, so the SDK does not re-validate
+        results (a tool without a schema): for toolgym's own runner on toolgym's own server, whose dispatcher
+        returns pydantic models (a third of an in-process oracle episode's CPU went to jsonschema). A later
+        ``list_tools`` through the session would bring the schemas back.
+        """
         session = client.session
         # The SDK's own per-session caches (mcp/client/session.py): schemas copied, validators shared, so a
         # validator compiled by one session serves every other. Only a re-listing that finds a *changed*
         # schema would evict from the shared dict, and one cache serves one server's fixed listing.
-        session._tool_output_schemas = dict(self._schemas)  # noqa: SLF001
+        if validate:
+            session._tool_output_schemas = dict(self._schemas)  # noqa: SLF001
+        else:
+            session._tool_output_schemas = dict.fromkeys(self._schemas)  # noqa: SLF001
         session._tool_output_validators = self._validators  # noqa: SLF001
 
     @asynccontextmanager

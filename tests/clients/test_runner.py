@@ -337,3 +337,53 @@ async def test_a_grader_that_fails_errors_the_episode_as_grading_once_and_the_he
     assert console.export_text().splitlines()[0] == headline
     saved = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert saved["not_graded"] == 2
+
+
+class ListsItsTools:
+    """Lists the tools through the client the runner hands it, as an LLM agent's harness does, then calls one."""
+
+    spec = "lister"
+    transport = "memory"
+    needs_instance = False
+    needs_tools = True
+
+    def __init__(self) -> None:
+        self.listings: list[list[dict[str, Any]]] = []
+
+    async def run(self, session: AgentSession) -> AgentResult:
+        assert session.client is not None
+        listed = (await session.client.list_tools()).tools
+        self.listings.append([tool.model_dump(mode="json") for tool in listed])
+        assert [t.model_dump(mode="json") for t in session.tools] == self.listings[-1]
+        await session.client.call_tool("list_accounts", {})
+        return AgentResult()
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_agents_in_process_get_the_servers_listing_without_a_request_per_episode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp.client.session import ClientSession
+
+    from servers import EpisodeManager, connect_in_memory
+
+    manager = EpisodeManager(environment)
+    async with connect_in_memory(manager.create()) as client:  # what the server answers to a real tools/list
+        wanted = [tool.model_dump(mode="json") for tool in (await client.list_tools()).tools]
+    manager.close_all()
+    listed = 0
+    original = ClientSession.list_tools
+
+    async def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal listed
+        listed += 1
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ClientSession, "list_tools", counting)
+    agent = ListsItsTools()
+    outcome = await go(tmp_path / "run", agent=agent, tasks="report_balance", seeds="0-2")
+    assert [line.status for line in outcome.lines] == ["graded"] * 3 and all(line.tool_calls == 1 for line in outcome.lines)
+    assert agent.listings == [wanted] * 3  # what the server lists, once per server: no tools/list per episode
+    assert listed == 0

@@ -101,3 +101,27 @@ async def test_a_server_without_output_schemas_still_returns_structured_results(
                 assert all(t.output_schema is None for t in (await client.list_tools()).tools)
                 result = await client.call_tool("get_account", {"account_id": "acc-001"})
             assert result.structured_content is not None and result.structured_content["id"] == "acc-001"
+
+
+async def test_a_session_installed_without_validation_takes_a_result_its_schema_would_refuse() -> None:
+    # A listing whose get_account schema demands a property the tool never returns: the SDK client refuses the
+    # result when the schemas are installed, and takes it when they are left out (the runner's own client).
+    tools = []
+    for tool in mcp_tools(environment):
+        if tool.name == "get_account":
+            schema = {**(tool.output_schema or {}), "required": ["never_returned"]}
+            tool = tool.model_copy(update={"output_schema": schema})
+        tools.append(tool)
+    manager = EpisodeManager(environment)
+    episode = manager.create()
+    with anyio.fail_after(20):
+        async with connect_in_memory(episode) as client:
+            ToolCache.of(tools).install(client)
+            with pytest.raises(RuntimeError, match="Invalid structured content"):
+                await client.call_tool("get_account", {"account_id": "acc-001"})
+            ToolCache.of(tools).install(client, validate=False)
+            result = await client.call_tool("get_account", {"account_id": "acc-001"})
+            assert not result.is_error and result.structured_content is not None
+            assert result.structured_content["id"] == "acc-001"
+            assert client.session._tool_output_schemas == dict.fromkeys(t.name for t in tools)  # noqa: SLF001
+    manager.close_all()
