@@ -26,7 +26,7 @@ import time
 import urllib.request
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import anyio
@@ -121,8 +121,9 @@ class _Protocol(asyncio.Protocol):
         self.idle_since = time.monotonic()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # Not an isinstance check: uvloop's TCP transport has write/abort/is_closing but is no asyncio.Transport
+        # subclass, and a user's own loop (an RL trainer under uvloop) must work as asyncio's does.
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         framer, waiter = self.framer, self.waiter

@@ -440,3 +440,28 @@ async def test_server_client_raises_a_discover_error_that_is_not_about_the_proto
                 assert client.lean  # not mistaken for an older server
             finally:
                 await client.aclose()
+
+
+async def _play_over_http() -> tuple[list[tuple[Any, ...]], int]:
+    """An episode's plays through the lean client against a real server, on whatever loop runs this."""
+    async with running_http(environment) as server, HttpClient() as http:
+        created = await create(http, server)
+        lean = EpisodeClient(http, created["mcp_url"], await fetch_listing(http, created["mcp_url"]))
+        got = [seen(await lean.call_tool(name, arguments)) for name, arguments in plays(created)]
+        return got, http.requests
+
+
+def test_the_lean_client_and_the_server_play_alike_on_uvloop(no_proxy: pytest.MonkeyPatch) -> None:
+    # A trainer may run its loop on uvloop: its TCP transport is no asyncio.Transport subclass, and the client once
+    # refused it (an assertion), so no request got through.
+    import asyncio
+
+    import uvloop
+
+    with asyncio.Runner() as runner:
+        expected = runner.run(asyncio.wait_for(_play_over_http(), 20))
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        assert isinstance(runner.get_loop(), uvloop.Loop)
+        got = runner.run(asyncio.wait_for(_play_over_http(), 20))
+    assert got == expected
+    assert [is_error for _, _, is_error in got[0]] == [False, False, True, True, True, True, False, False, False]
