@@ -4,9 +4,11 @@ suite's tiers and parallel scheduling (``tests/tiers.py``)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+from mcp.client.session import ClientSession
 
 from servers.episodes import Episode, EpisodeManager
 from tests.session_cache import session_root
@@ -56,3 +58,19 @@ def faulty_episode() -> Iterator[Episode]:
     manager = EpisodeManager(faulty_environment)
     yield manager.create()
     manager.close_all()
+
+
+@pytest.fixture
+def sdk_listings(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """How many ``tools/list`` requests SDK client sessions have sent since the fixture was set up (a count
+    of ``ClientSession.list_tools`` calls, the SDK's own method still doing the work)."""
+    listed = 0
+    original = ClientSession.list_tools
+
+    async def counting(self: ClientSession, *args: Any, **kwargs: Any) -> Any:
+        nonlocal listed
+        listed += 1
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ClientSession, "list_tools", counting)
+    return lambda: listed

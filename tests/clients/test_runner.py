@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -363,27 +363,17 @@ class ListsItsTools:
 
 
 async def test_agents_in_process_get_the_servers_listing_without_a_request_per_episode(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, sdk_listings: Callable[[], int]
 ) -> None:
-    from mcp.client.session import ClientSession
-
     from servers import EpisodeManager, connect_in_memory
 
     manager = EpisodeManager(environment)
     async with connect_in_memory(manager.create()) as client:  # what the server answers to a real tools/list
         wanted = [tool.model_dump(mode="json") for tool in (await client.list_tools()).tools]
     manager.close_all()
-    listed = 0
-    original = ClientSession.list_tools
-
-    async def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        nonlocal listed
-        listed += 1
-        return await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(ClientSession, "list_tools", counting)
+    before = sdk_listings()
     agent = ListsItsTools()
     outcome = await go(tmp_path / "run", agent=agent, tasks="report_balance", seeds="0-2")
     assert [line.status for line in outcome.lines] == ["graded"] * 3 and all(line.tool_calls == 1 for line in outcome.lines)
     assert agent.listings == [wanted] * 3  # what the server lists, once per server: no tools/list per episode
-    assert listed == 0
+    assert sdk_listings() == before

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import anyio
 import httpx2
 import pytest
 from jsonschema.validators import validator_for
 from mcp import Client
-from mcp.client.session import ClientSession
 
 from servers import EpisodeManager, connect_in_memory
 from servers.dispatch import call_tool
@@ -47,16 +47,7 @@ async def test_http_clients_of_one_cache_list_once_and_then_send_nothing_before_
             assert [c.tool for c in second.record.tool_calls] == ["get_account"]
 
 
-async def test_concurrent_episodes_on_a_shared_client_never_list_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    listed = 0
-    original = ClientSession.list_tools
-
-    async def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        nonlocal listed
-        listed += 1
-        return await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(ClientSession, "list_tools", counting)
+async def test_concurrent_episodes_on_a_shared_client_never_list_tools(sdk_listings: Callable[[], int]) -> None:
     manager = EpisodeManager(environment)
     episodes = [manager.create() for _ in range(8)]
 
@@ -68,10 +59,10 @@ async def test_concurrent_episodes_on_a_shared_client_never_list_tools(monkeypat
         async with SharedClient(environment) as shared, anyio.create_task_group() as group:
             for index in range(len(episodes)):
                 group.start_soon(play, shared, index)
-    assert listed == 0
+    assert sdk_listings() == 0
     async with connect_in_memory(episodes[0]) as client:  # a client per episode is primed too
         await client.call_tool("get_account", {"account_id": "acc-001"})
-    assert listed == 0
+    assert sdk_listings() == 0
     manager.close_all()
 
 
