@@ -413,7 +413,8 @@ class HttpBackend:
                 self.records_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise folder_error(self.records_dir, exc, "create") from None
-            write_file(self.records_dir / f"{handle.name}.jsonl", record.to_jsonl())  # whole, or a RunError
+            # whole, or a RunError; not fsynced, as the in-process runner's records (see write_file)
+            write_file(self.records_dir / f"{handle.name}.jsonl", record.to_jsonl(), sync=False)
         return record
 
     async def _finish(self, handle: Handle, reason: str) -> dict[str, Any] | None:

@@ -1,8 +1,8 @@
 """Writing into a run folder: whole files or nothing, and one clear line when the disk says no.
 
 A run folder may sit on a full disk, a read-only mount, or behind a path that is a file. Each write here
-either lands whole — a file is written beside its target, synced and renamed over it, so ``summary.json`` is
-never left empty and a record never half-written — or raises a :class:`~clients.errors.RunError` whose one
+either lands whole — a file is written beside its target and renamed over it, so ``summary.json`` is never
+left empty and a record never half-written — or raises a :class:`~clients.errors.RunError` whose one
 line names the path, the system's reason and what to do (finished episodes are kept; ``--resume`` completes
 the run). Results lines have their own whole-line writer (``clients/results.py``).
 """
@@ -32,8 +32,14 @@ def folder_error(path: Path, exc: OSError, doing: str = "write") -> RunError:
     return RunError(f"cannot {doing} {path}: {reason}; {hint}")
 
 
-def write_file(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` whole (a temporary file beside it, fsynced, renamed over it).
+def write_file(path: Path, text: str, *, sync: bool = True) -> None:
+    """Replace ``path`` with ``text`` whole (a temporary file beside it, renamed over it).
+
+    ``sync`` fsyncs the file before the rename, so it survives a power cut, not only a crash of the process.
+    Episode records pass False: a runner writes one per episode on its event loop, where the fsync blocked
+    every other episode for its whole wait (0.3-1 ms here, far more on a busy or network disk), and they need
+    not outlive the machine — ``results.jsonl``, fsynced when the run ends, is what ``--resume`` trusts, as
+    for the in-process runner's records (``LocalBackend``: ``sync_records=False``).
 
     Raises:
         RunError: the system refused (the previous content of ``path``, if any, is untouched).
@@ -45,7 +51,8 @@ def write_file(path: Path, text: str) -> None:
             data = memoryview(text.encode("utf-8"))
             while data:
                 data = data[os.write(fd, data):]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)

@@ -42,6 +42,7 @@ from mcp.shared.inbound import (
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from opentelemetry import trace
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -118,7 +119,7 @@ async def passes_ladder(
     caller's."""
     if not eligible(scope):
         return None
-    request = Request(scope, receive)
+    request = _Request(scope, receive)
     if await TransportSecurityMiddleware(security).validate_request(request, is_post=True) is not None:
         return None
     has_json, _ = check_accept_headers(request)
@@ -138,6 +139,60 @@ async def passes_ladder(
     if isinstance(classify_inbound_request(decoded, headers=dict(request.headers)), InboundLadderRejection):
         return None
     return decoded, request
+
+
+class _DecodedHeaders(Headers):
+    """Starlette's ``Headers`` of a request, decoded once: the same answers, without a scan per lookup.
+
+    Why: the ladder reads the headers a dozen times (``get``, ``items``, a ``dict`` of them), and Starlette's
+    ``Headers`` scans and decodes the whole raw list on every lookup: ~40 decodes, 15-20 µs of a ~60 µs ladder.
+    As Starlette's, a lookup lowercases the name and finds the first header sent under it; ``items`` keeps
+    every header, duplicates included, in order.
+    """
+
+    def __init__(self, scope: Scope) -> None:
+        super().__init__(scope=scope)
+        self._items = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in self._list]
+        first: dict[str, str] = {}
+        for key, value in self._items:
+            first.setdefault(key, value)
+        self._first = first
+
+    def keys(self) -> list[str]:  # type: ignore[override]
+        return [key for key, _ in self._items]
+
+    def values(self) -> list[str]:  # type: ignore[override]
+        return [value for _, value in self._items]
+
+    def items(self) -> list[tuple[str, str]]:  # type: ignore[override]
+        return list(self._items)
+
+    def getlist(self, key: str) -> list[str]:
+        wanted = key.lower()
+        return [value for name, value in self._items if name == wanted]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._first.get(key.lower(), default)
+
+    def __getitem__(self, key: str) -> str:
+        try:
+            return self._first[key.lower()]
+        except KeyError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: Any) -> bool:
+        return isinstance(key, str) and key.lower() in self._first
+
+
+class _Request(Request):
+    """A Starlette ``Request`` whose ``headers`` are :class:`_DecodedHeaders` (the ladder's many lookups)."""
+
+    @property
+    def headers(self) -> Headers:
+        headers: Headers | None = self.__dict__.get("_decoded_headers")
+        if headers is None:
+            headers = self.__dict__["_decoded_headers"] = _DecodedHeaders(self.scope)
+        return headers
 
 
 def _envelope(decoded: dict[str, Any]) -> bool:

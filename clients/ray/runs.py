@@ -196,11 +196,12 @@ class RayAttempts:
         if outcome.record is not None:
             records = self.out / "records"
             _make_folder(records)
-            write_file(records / f"{item.name}.jsonl", outcome.record)  # whole, or a RunError: the run stops
+            # whole, or a RunError: the run stops; not fsynced, as every runner's records (see write_file)
+            write_file(records / f"{item.name}.jsonl", outcome.record, sync=False)
         if outcome.log is not None:
             logs = self.out / "logs"
             _make_folder(logs)
-            write_file(logs / f"{item.name}.log", outcome.log)
+            write_file(logs / f"{item.name}.log", outcome.log, sync=False)
             if line.stop_detail and outcome.log_dir in line.stop_detail:
                 line = line.model_copy(update={"stop_detail": line.stop_detail.replace(outcome.log_dir, str(logs))})
         return line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -194,3 +195,28 @@ async def test_over_http_a_broken_grade_is_a_grading_error_and_hostile_answers_a
     assert (bad.status, bad.error_class, bad.attempts) == ("errored", "grading", 1)
     assert bad.error is not None and "careless_amount' crashed: Overflow" in bad.error
     assert broken.summary.not_graded == 1
+
+
+async def test_over_http_records_land_whole_without_an_fsync_each_and_the_run_files_are_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A record's fsync ran on the runner's event loop, stalling every other episode for the disk's wait; records
+    # are written whole (a file renamed over its target) and, as in process, results.jsonl is what --resume trusts.
+    synced: list[str] = []
+    original = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append(Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        original(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    with anyio.fail_after(60):
+        async with running_http(environment) as server:
+            config = RunConfig(env=environment, agent="oracle", seeds="0-1", out=tmp_path / "run", server=server.url, token=server.token)
+            outcome = await run(config)
+    assert len(outcome.lines) == 2 * len(environment.task_templates()) and all(line.passed for line in outcome.lines)
+    assert sorted(synced) == sorted(["results.jsonl", f".summary.json.{os.getpid()}.tmp"])
+    for line in outcome.lines:
+        record = read_record(tmp_path / "run" / line.record, require_closed=True)  # type: ignore[operator]
+        assert record.header.episode_id == line.episode_id and len(record.tool_calls) == line.tool_calls
+    assert not [p.name for p in (tmp_path / "run" / "records").iterdir() if p.name.startswith(".")]  # no temporary file left

@@ -150,3 +150,51 @@ async def test_the_written_answer_is_the_dump_of_the_sdks_shape(monkeypatch: pyt
     shape["_meta"] = {SERVER_INFO_META_KEY: servers.fastcall._server_info(environment)}  # noqa: SLF001
     assert body == json.dumps({"jsonrpc": "2.0", "id": 'id "ü"', "result": shape}, separators=(",", ":")).encode()
     manager.close_all()
+
+
+HEADER_LISTS = [
+    [],
+    [(b"host", b"127.0.0.1:9"), (b"accept", b"application/json"), (b"mcp-name", b"a"), (b"mcp-name", b"b")],  # a duplicate
+    [(b"Mcp-Name", b"upper-case as sent"), (b"mcp-name", b"lower"), (b"x-latin", "caf\u00e9".encode("latin-1"))],
+    [(b"content-type", b"application/json"), (b"mcp-protocol-version", b"2026-07-28"), (b"mcp-param-region", b"")],
+]
+
+
+@pytest.mark.parametrize("raw", HEADER_LISTS)
+def test_the_ladders_decoded_headers_answer_as_starlettes(raw: list[tuple[bytes, bytes]]) -> None:
+    from starlette.datastructures import Headers
+
+    from servers.fastcall import _DecodedHeaders
+
+    theirs, mine = Headers(scope={"headers": list(raw)}), _DecodedHeaders({"headers": list(raw)})
+    assert mine.items() == theirs.items() and mine.keys() == theirs.keys() and mine.values() == theirs.values()
+    assert dict(mine) == dict(theirs) and len(mine) == len(theirs) and mine == theirs and mine.raw == theirs.raw
+    for name in ("host", "HOST", "mcp-name", "MCP-NAME", "Mcp-Name", "x-latin", "mcp-param-region", "absent", ""):
+        assert mine.get(name) == theirs.get(name) and mine.get(name, "d") == theirs.get(name, "d"), name
+        assert (name in mine) == (name in theirs) and mine.getlist(name) == theirs.getlist(name), name
+        if name in theirs:
+            assert mine[name] == theirs[name]
+        else:
+            with pytest.raises(KeyError):
+                mine[name]
+
+
+async def test_duplicated_or_oddly_cased_routing_headers_get_the_sdks_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = EpisodeManager(environment)
+    taken = _count_direct_answers(monkeypatch)
+    headers, body = _request("get_account", {"account_id": "acc-001"})
+    sent = {
+        "duplicate": [*headers.items(), ("mcp-name", "get_account")],
+        "upper case": [(name.upper(), value) for name, value in headers.items()],
+    }
+    with anyio.fail_after(60):
+        async with running_http(environment, manager=manager) as server, httpx.AsyncClient() as http:
+            direct_episode, sdk_episode = manager.create(seed=0), manager.create(seed=0)
+            direct = [(await http.post(server.episode_url(direct_episode.id), headers=h, content=body)) for h in sent.values()]
+            monkeypatch.setattr(servers.routing, "eligible", lambda scope: False)
+            through_sdk = [(await http.post(server.episode_url(sdk_episode.id), headers=h, content=body)) for h in sent.values()]
+    for case, mine, theirs in zip(sent, direct, through_sdk, strict=True):
+        assert (mine.status_code, mine.content) == (theirs.status_code, theirs.content), case
+    assert direct[0].status_code == 400  # the SDK refuses a duplicated routing header; the direct path left it
+    assert direct[1].status_code == 200 and taken == [False, True]  # header names arrive lower-cased (ASGI)
+    manager.close_all()
