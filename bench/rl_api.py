@@ -10,7 +10,8 @@ median over them of the CPU per episode (``time.process_time``) spent in each pa
 Each environment runs in a fresh child process, so one environment's caches never warm another's.
 
 Goal (issue 27): >= 100x less CPU per task than tau2-bench retail (263 ms per task measured on 2026-12-03, gold
-actions replayed and rewarded), i.e. <= 2.6 ms warm.
+actions replayed and rewarded), i.e. <= 2.6 ms warm. That figure is fixed here; ``bench/tau2_side_by_side.py``
+measures tau2-bench in the same rounds as toolgym, the fair reading on a machine of any speed.
 """
 
 from __future__ import annotations
