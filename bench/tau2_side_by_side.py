@@ -199,8 +199,8 @@ def main() -> None:
                     got = side.one_pass()
                     if side is sides[0] and got["rewarded"] != got["tasks"]:
                         raise SystemExit(f"tau2-bench rewarded {got['rewarded']} of {got['tasks']} gold replays: not the replay it should be")
-                print(f"round {round_number + 1}/{args.rounds}: " + ", ".join(f"{s.label.split(',')[0]} {s.cpu[-1]:.2f}" for s in sides),
-                      file=sys.stderr, flush=True)
+                shown = ", ".join(f"{s.label.split(',')[0].removeprefix('toolgym ')} {s.mode} {s.cpu[-1]:.2f}".replace("  ", " ") for s in sides)
+                print(f"round {round_number + 1}/{args.rounds}, CPU ms per task: {shown}", file=sys.stderr, flush=True)
         finally:
             for side in sides:
                 side.close()

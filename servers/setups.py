@@ -116,7 +116,8 @@ class _Setup:
     hashes: list[str] = field(default_factory=list)
     """The hash of the replayed setup's world, once the first replay computed it (every replay ends there)."""
     image: list[PageImage] = field(default_factory=list)
-    """The pages the first replay wrote (``fixtures/pages.py``), laid on every later fresh world instead of the rows."""
+    """The pages the setup wrote (``fixtures/pages.py``), taken from the build that confirmed it (else from the first
+    replay), laid on every later fresh world instead of the rows."""
 
 
 class SetupCache:
@@ -332,6 +333,13 @@ class SetupCache:
             setup = replace(setup, confirmed=True)
         if first is not None:
             self._drop_image(first)
+        if setup.confirmed and setup.changes is not None and self._image_bytes < IMAGE_BYTES:
+            # The pages this build wrote are the setup's: the instance's next world (the grader's replay of the
+            # oracle, a GRPO group's second member) lays them instead of replaying each planted row.
+            image = world.page_image()
+            if image is not None:
+                setup.image.append(image)
+                self._image_bytes += image.bytes
         self._setups[key] = setup
         while len(self._setups) > self.limit:
             self._drop_image(self._setups.popitem(last=False)[1])
