@@ -37,9 +37,9 @@ def write_file(path: Path, text: str, *, sync: bool = True) -> None:
 
     ``sync`` fsyncs the file before the rename, so it survives a power cut, not only a crash of the process.
     Episode records pass False: a runner writes one per episode on its event loop, where the fsync blocked
-    every other episode for its whole wait (0.3-1 ms here, far more on a busy or network disk), and they need
-    not outlive the machine — ``results.jsonl``, fsynced when the run ends, is what ``--resume`` trusts, as
-    for the in-process runner's records (``LocalBackend``: ``sync_records=False``).
+    every other episode for its whole wait (0.1-0.2 ms on an idle local disk, far more on a busy or network
+    one), and they need not outlive the machine — ``results.jsonl``, fsynced when the run ends, is what
+    ``--resume`` trusts, as for the in-process runner's records (``LocalBackend``: ``sync_records=False``).
 
     Raises:
         RunError: the system refused (the previous content of ``path``, if any, is untouched).
