@@ -119,7 +119,8 @@ async def _toolgym(lives: int) -> dict[str, Any]:
     before = _memory()
     fresh, spared, creates, answered = [], [], [], 0
     for n in range(lives):
-        if n % 50 == 0:  # a brand-new world
+        if n % 50 == 0:  # a brand-new world, once the filler is done: its thread would share the cores with this one
+            _wait_for_spares(fixture, environment.task_fixture_seed)
             started = time.perf_counter()
             world = fixture.new_world(environment.task_fixture_seed)
             world.query("SELECT 1 FROM sqlite_master LIMIT 1")
@@ -146,6 +147,13 @@ async def _toolgym(lives: int) -> dict[str, Any]:
     return {"before": before, "after": after, "answered": answered, "world_ms": _median_ms(fresh), "pooled_ms": _median_ms(pooled),
             "spare_ms": _median_ms(spared),
             "create_ms": _median_ms(creates), "cow": cow.status(), "image": cow.shared_bytes()}
+
+
+def _wait_for_spares(fixture: Any, seed: int, limit: float = 5.0) -> None:
+    """Until the spare-world filler has topped the pool up (it is idle then), at most ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while fixture.spare and fixture.pooled_for(seed) < fixture.spare and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 def _bare_world(data: bytes) -> sqlite3.Connection:
