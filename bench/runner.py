@@ -67,12 +67,12 @@ def _plan(environment: Environment, episodes: int) -> tuple[list[str], int]:
     return tasks, max(1, math.ceil(episodes / len(tasks)))
 
 
-async def _sample(tasks: list[str], seeds: int, play: Callable[[str, int], Awaitable[None]]) -> Sample:
-    """Every (seed, task) played once by ``play``, timed: the loop both in-process sides share."""
+async def _sample(tasks: list[str], seeds: int, play: Callable[[str, int], Awaitable[None]], first_seed: int = 0) -> Sample:
+    """Every (seed, task) played once by ``play``, seeds from ``first_seed`` on, timed: the loop both in-process sides share."""
     walls: list[float] = []
     cpu = _cpu()
     started = time.perf_counter()
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         for task in tasks:
             begin = time.perf_counter()
             await play(task, seed)
@@ -98,8 +98,9 @@ async def python_api(environment: Environment, tasks: list[str], seeds: int) -> 
     return await _sample(tasks, seeds, play)
 
 
-async def rl_api(environment: Environment, tasks: list[str], seeds: int) -> Sample:
-    """The documented RL API (``clients.rl.open_episode``: a manager of its own per episode), the oracle's steps."""
+async def rl_api(environment: Environment, tasks: list[str], seeds: int, first_seed: int = 0) -> Sample:
+    """The documented RL API (``clients.rl.open_episode``: a manager of its own per episode), the oracle's steps
+    on seeds ``first_seed`` to ``first_seed + seeds - 1``; an oracle that does not pass stops the bench."""
     from clients.rl import open_episode
 
     async def play(task: str, seed: int) -> None:
@@ -108,9 +109,10 @@ async def rl_api(environment: Environment, tasks: list[str], seeds: int) -> Samp
             assert instance is not None
             for step in instance.oracle:
                 await episode.step(step.tool, step.arguments)
-            await episode.finish()
+            if not (await episode.finish()).passed:
+                raise SystemExit(f"{environment.name} {task} seed {seed}: the oracle did not pass")
 
-    return await _sample(tasks, seeds, play)
+    return await _sample(tasks, seeds, play, first_seed)
 
 
 async def runner(environment: Environment, tasks: list[str], seeds: int, out: Path, concurrency: int, server: tuple[str, str] | None = None) -> Sample:

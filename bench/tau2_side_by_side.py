@@ -78,7 +78,7 @@ async def _child(env_name: str, mode: str) -> None:
         return
     if mode == "cold":
         seeds = iter(range(1000, 1 << 30))  # seeds no other side plays: every pass meets new instances
-        await serve(lambda: _cold_pass(environment, tasks, next(seeds)))
+        await serve(lambda: rl_api(environment, tasks, 1, first_seed=next(seeds)))
         return
     token = new_token()
     with tempfile.TemporaryDirectory() as folder:
@@ -86,24 +86,6 @@ async def _child(env_name: str, mode: str) -> None:
         async with running_http(environment, manager=manager, token=token) as local:
             runs = iter(range(1 << 30))  # a fresh run folder per pass, as a run writes into its own
             await serve(lambda: runner(environment, tasks, 1, Path(folder) / f"run{next(runs)}", 1, (local.url, token)))
-
-
-async def _cold_pass(environment: Any, tasks: list[str], seed: int) -> tuple[None, None, float]:
-    """Every template once on ``seed`` through ``clients.rl.open_episode``, as ``bench/runner.py``'s ``rl_api``."""
-    import time
-
-    from clients.rl import open_episode
-
-    started = time.process_time()
-    for task in tasks:
-        async with open_episode(environment, task, seed) as episode:
-            instance = episode._episode.task  # noqa: SLF001 - the oracle is the bench's agent
-            assert instance is not None
-            for step in instance.oracle:
-                await episode.step(step.tool, step.arguments)
-            if not (await episode.finish()).passed:
-                raise SystemExit(f"{environment.name} {task} seed {seed}: the oracle did not pass")
-    return None, None, (time.process_time() - started) * 1000 / len(tasks)
 
 
 class Side:
@@ -148,6 +130,7 @@ class Side:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.process.kill()
+        self.log.close()
 
 
 def _tau2_python(given: str | None, install: bool) -> Path:
