@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from fixtures.changes import RowChange
 from fixtures.errors import GradingError
+from fixtures.world import WorldWritten
 from graders.expected import expected_changes
 from servers.record import Record, ToolCallEvent
 
@@ -28,15 +29,21 @@ __all__ = ["GradingContext", "read_only"]
 
 @contextmanager
 def read_only(world: World) -> Iterator[None]:
-    """Criteria read the world; ``query_only`` makes any write attempt fail instead of altering it.
+    """Criteria only read the end world (:meth:`World.read_only`): a write is refused, or caught and undone, and
+    the pass fails with a :class:`GradingError` saying so — a criterion that writes is the kit's bug.
 
-    Toggle it once per grading pass, not per criterion: switching it re-prepares statements.
+    One block per grading pass, not per criterion: entering it costs a change-count read and a flag.
     """
-    world.conn.execute("PRAGMA query_only = 1")
     try:
-        yield
-    finally:
-        world.conn.execute("PRAGMA query_only = 0")
+        with world.read_only():
+            yield
+    except GradingError as exc:
+        refused = world.refused_write
+        if refused is None or "not authorized" not in str(exc):
+            raise
+        raise GradingError(f"{exc} (criteria only read the end world; refused: {refused})") from exc.__cause__
+    except WorldWritten as exc:
+        raise GradingError(f"a criterion wrote to the end world: {exc}") from exc
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """End-state assertions: a read query over the end world and the value it must return.
 
 The query is the rubric author's (parameters bound, never interpolated) and should select by key, so its
-cost does not grow with the fixture. Criteria run with the end world in ``PRAGMA query_only`` mode, so a
+cost does not grow with the fixture. Criteria run with the end world read-only (``World.read_only``), so a
 query that tries to write fails (a rubric bug, raised as :class:`GradingError`) and changes nothing.
 """
 
@@ -55,7 +55,7 @@ class StateCheck(CriterionBase):
         try:
             cursor = ctx.world.conn.execute(self.sql, self.params)
             fetched = cursor.fetchall() if self.rows == "all" else cursor.fetchmany(2)
-        except sqlite3.Error as exc:  # includes a write attempt: criteria run on a query_only connection
+        except sqlite3.Error as exc:  # includes a write attempt: criteria run in the world's read-only block
             raise GradingError(f"criterion {self.label!r}: the query failed on the end world: {exc}") from exc
         where = f"{' '.join(self.sql.split())}" + (f" with {short(self.params, 60)}" if self.params else "")
         if self.rows == "all":

@@ -26,6 +26,17 @@ def vandal(ctx: GradingContext) -> tuple[bool, str]:
     return True, "deleted everything"
 
 
+SLY_WRITE = "UPDATE accounts SET status = 'closed' WHERE id = ?"
+"""A write ``sly`` runs; a test prepares it before grading, so SQLite finds it in the statement cache."""
+
+
+@criterion
+def sly(ctx: GradingContext, account: int) -> tuple[bool, str]:
+    """Writes to the end world through a statement prepared before grading (must be caught and undone)."""
+    ctx.world.execute(SLY_WRITE, (account,))
+    return True, "closed it"
+
+
 @criterion
 def malformed(ctx: GradingContext) -> str:
     """Returns the wrong shape."""

@@ -7,6 +7,7 @@ import pytest
 from fixtures.errors import GradingError
 from graders.criteria import CustomCheck
 from graders.grading import lint_instance
+from tests.graders.checks import SLY_WRITE
 from tests.graders.conftest import Evaluate, Run
 
 
@@ -23,7 +24,7 @@ async def test_custom_check_pass_fail_and_partial(run: Run, evaluate: Evaluate) 
 async def test_custom_check_errors_are_grading_errors(run: Run, evaluate: Evaluate) -> None:
     done = await run("freeze_compromised", 0, "oracle")
     before = done.world.hash()
-    with pytest.raises(GradingError, match=r"custom check 'tests.graders.checks:vandal' crashed: OperationalError: attempt to write a readonly database"):
+    with pytest.raises(GradingError, match=r"custom check 'tests.graders.checks:vandal' crashed: DatabaseError: not authorized \(criteria only read the end world; refused: DELETE accounts\)"):
         await evaluate(done, CustomCheck(function="tests.graders.checks:vandal"))
     assert done.world.hash() == before
     with pytest.raises(GradingError, match=r"must return \(passed_or_score, evidence\), got 'yes'"):
@@ -32,6 +33,16 @@ async def test_custom_check_errors_are_grading_errors(run: Run, evaluate: Evalua
         await evaluate(done, CustomCheck(function="tests.graders.checks:unmarked"))
     with pytest.raises(ValueError, match="function must be 'module:function'"):
         CustomCheck(function="tests.graders.checks.frozen_count")
+
+
+async def test_a_check_writing_through_a_statement_prepared_before_grading_is_caught_and_undone(run: Run, evaluate: Evaluate) -> None:
+    """SQLite does not consult the authorizer for a statement found in its cache: the world's change count catches it."""
+    done = await run("freeze_compromised", 0, "oracle")
+    done.world.execute(SLY_WRITE, (-1,))  # prepared and cached while writes are allowed; changes nothing
+    before = done.world.full_hash()
+    with pytest.raises(GradingError, match="a criterion wrote to the end world: .*its logged changes were undone"):
+        await evaluate(done, CustomCheck(function="tests.graders.checks:sly", params={"account": 1}))
+    assert done.world.full_hash() == before == done.world.hash()
 
 
 async def test_lint_reports_unimportable_checks(run: Run) -> None:

@@ -47,7 +47,7 @@ async def test_a_query_that_tries_to_write_fails_and_changes_nothing(run: Run, e
     done = await run("freeze_compromised", 0, "oracle")
     before = done.world.hash()
     sneaky = StateCheck(sql="WITH x AS (SELECT 1) DELETE FROM accounts", expect=0, name="sneaky")
-    with pytest.raises(GradingError, match="criterion 'sneaky': the query failed on the end world: attempt to write a readonly database"):
+    with pytest.raises(GradingError, match=r"criterion 'sneaky': the query failed on the end world: not authorized \(criteria only read the end world; refused: DELETE accounts\)"):
         await evaluate(done, sneaky)
     assert done.world.hash() == before
     done.world.execute("UPDATE accounts SET status = status WHERE id = 1")  # the world is writable again afterwards
