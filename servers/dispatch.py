@@ -271,4 +271,6 @@ async def _call_tool(episode: Episode, name: str, arguments: dict[str, Any] | No
         conn.execute("RELEASE tg_call")
         raise
     conn.execute("RELEASE tg_call")
+    if mark is not None:
+        world.assume_committed(mark, event.changes)  # read inside the savepoint, committed now: not read again
     return event
