@@ -73,19 +73,19 @@ async def _child(env_name: str, mode: str) -> None:
     environment = load_environment(env_name)
     tasks = list(environment.task_templates())
 
-    async def serve(one_pass: Any, per_pass: int = len(tasks)) -> None:
+    async def serve(one_pass: Any) -> None:
         for _ in range(2):  # warm: templates, setups, expected change sets, validators
-            await one_pass()
-        print(json.dumps({"ready": per_pass}), flush=True)
+            walls, _, _ = await one_pass()
+        print(json.dumps({"ready": len(walls)}), flush=True)  # episodes per pass: one per (task, seed) played
         while (await anyio.to_thread.run_sync(sys.stdin.readline)).strip() == "go":
-            _, _, cpu = await one_pass()
-            print(json.dumps({"cpu_ms": cpu, "tasks": len(tasks)}), flush=True)
+            walls, _, cpu = await one_pass()
+            print(json.dumps({"cpu_ms": cpu, "tasks": len(walls)}), flush=True)
 
     if mode == "api":
         await serve(lambda: rl_api(environment, tasks, 1))
         return
     if mode == "api-laid":
-        await serve(lambda: rl_api(environment, tasks, LAID_SEEDS), len(tasks) * LAID_SEEDS)
+        await serve(lambda: rl_api(environment, tasks, LAID_SEEDS))
         return
     if mode == "cold":
         seeds = iter(range(1000, 1 << 30))  # seeds no other side plays: every pass meets new instances
