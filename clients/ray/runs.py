@@ -34,6 +34,7 @@ from clients.ray.actor import AttemptOutcome, RunSpec
 from clients.ray.options import LOCAL, RayOptions
 from clients.ray.pool import EnvPool, _Slot
 from clients.ray.reach import check_reachable
+from clients.ray.shutdown import shutdown_local
 from clients.results import ResultLine
 from clients.run_files import folder_error, write_file
 from servers.environment import Environment
@@ -100,7 +101,7 @@ async def open_ray_attempts(
     else:
         options: RayOptions = config.ray
         if connect(options):
-            stack.callback(ray.shutdown)
+            stack.callback(shutdown_local)  # and no worker of the cluster left behind
         pool = EnvPool(
             config.env,
             actors=options.actors,

@@ -26,6 +26,7 @@ from mcp import Client  # noqa: E402
 
 from clients.errors import RunError  # noqa: E402
 from clients.ray import EnvPool, EpisodeLost, RayOptions  # noqa: E402
+from clients.ray.shutdown import _raylet_pid, leftover_workers, shutdown_local  # noqa: E402
 from clients.results import ResultLine, read_results  # noqa: E402
 from clients.runner import RunConfig, RunOutcome, run  # noqa: E402
 from fixtures.errors import TaskError  # noqa: E402
@@ -42,10 +43,12 @@ pytestmark = pytest.mark.slow(reason="a real local Ray cluster for the module, a
 def cluster(template_cache: str) -> Iterator[None]:
     """One local cluster for the module: starting Ray costs seconds. Workers inherit the template cache."""
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    raylet = _raylet_pid()
     try:
         yield
     finally:
-        ray.shutdown()
+        shutdown_local()  # the module kills and restarts actors: one restarting as the cluster stopped outlived it
+        assert raylet is not None and leftover_workers(raylet) == [], "a Ray worker outlived the module's cluster"
 
 
 async def _no_pause(seconds: float) -> None:
