@@ -64,3 +64,7 @@ def shutdown_local() -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    deadline = time.monotonic() + _GRACE  # until they are gone (a dead process's environment reads empty)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = leftover_workers(raylet)
