@@ -15,8 +15,6 @@ import signal
 import time
 from pathlib import Path
 
-import ray
-
 __all__ = ["leftover_workers", "shutdown_local"]
 
 log = logging.getLogger("toolgym.ray")
@@ -27,6 +25,8 @@ _GRACE = 1.0
 
 def _raylet_pid() -> int | None:
     """The pid of the raylet this process started (None: not started here, or Ray's internals moved)."""
+    import ray  # here, not at the top: this module is importable without the ray extra
+
     try:
         node = ray._private.worker._global_node  # noqa: SLF001 - the only handle on the local node's processes
         return int(node.all_processes["raylet"][0].process.pid)
@@ -51,6 +51,8 @@ def leftover_workers(raylet: int) -> list[int]:
 
 def shutdown_local() -> None:
     """``ray.shutdown()``, then kill any worker of the local cluster this process started that outlived it."""
+    import ray
+
     raylet = _raylet_pid()
     ray.shutdown()
     if raylet is None or not Path("/proc").is_dir():
