@@ -57,16 +57,18 @@ def shutdown_local() -> None:
     ray.shutdown()
     if raylet is None or not Path("/proc").is_dir():
         return
-    deadline = time.monotonic() + _GRACE
-    while (left := leftover_workers(raylet)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for pid in left:
+    for pid in _left_after(raylet, _GRACE):
         log.warning("a Ray worker (pid %d) outlived its local cluster; killing it", pid)
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    deadline = time.monotonic() + _GRACE  # until they are gone (a dead process's environment reads empty)
-    while left and time.monotonic() < deadline:
+    _left_after(raylet, _GRACE)  # until the killed ones are gone (a dead process's environment reads empty)
+
+
+def _left_after(raylet: int, seconds: float) -> list[int]:
+    """The workers of ``raylet`` still running once none is, or once ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while (left := leftover_workers(raylet)) and time.monotonic() < deadline:
         time.sleep(0.05)
-        left = leftover_workers(raylet)
+    return left
