@@ -88,7 +88,7 @@ def _median_ms(samples: list[float]) -> float:
 
 
 async def _toolgym(lives: int) -> dict[str, Any]:
-    from fixtures import cow
+    from fixtures import cow, tracking
     from fixtures.hashing import user_tables
     from servers.dispatch import call_tool
     from servers.episodes import EpisodeManager
@@ -119,7 +119,7 @@ async def _toolgym(lives: int) -> dict[str, Any]:
     before = _memory()
     fresh, spared, creates, answered = [], [], [], 0
     for n in range(lives):
-        if n % 50 == 0:  # a brand-new world, once the filler is done: its thread would share the cores with this one
+        if n % 10 == 0:  # a brand-new world, once the filler is done: its thread would share the cores with this one
             _wait_for_spares(fixture, environment.task_fixture_seed)
             started = time.perf_counter()
             world = fixture.new_world(environment.task_fixture_seed)
@@ -128,7 +128,7 @@ async def _toolgym(lives: int) -> dict[str, Any]:
             world.close()
         # a world taken while every other world is live (a spare): not at the first create, before which no world
         # was asked for and so no spare made (that one would measure a brand-new world again)
-        if n % 50 == 25:
+        if n % 10 == 5:
             started = time.perf_counter()
             world = fixture.world(environment.task_fixture_seed)
             world.query("SELECT 1 FROM sqlite_master LIMIT 1")
@@ -146,7 +146,8 @@ async def _toolgym(lives: int) -> dict[str, Any]:
         fixture.shrink_pool(idle=-1.0)
     return {"before": before, "after": after, "answered": answered, "world_ms": _median_ms(fresh), "pooled_ms": _median_ms(pooled),
             "spare_ms": _median_ms(spared),
-            "create_ms": _median_ms(creates), "cow": cow.status(), "image": cow.shared_bytes()}
+            "create_ms": _median_ms(creates), "cow": cow.status(), "image": cow.shared_bytes(),
+            "tracking": tracking.status()}
 
 
 def _wait_for_spares(fixture: Any, seed: int, limit: float = 5.0) -> None:
@@ -342,6 +343,7 @@ def main() -> None:
                            f"{min(r['answered'] for r in results):,}/{lives:,}")
             if side == "toolgym":
                 notes.add(f"copy-on-write: {results[0]['cow']}; shared template image {results[0]['image'] / 2**20:.1f} MB (once per process)")
+                notes.add(f"change tracking: {results[0].get('tracking', '?')}")
         for side in CHILDREN:
             if side not in sides:
                 whole = got["toolgym"][0]["image"]  # the template's bytes: what each whole copy holds at least

@@ -6,7 +6,7 @@ for every attack, variant and replay of an instance gives the same rows every ti
 first episode of an instance keeps what its setup did — the change log's entries, the id sequences' state and
 the instance — and every later one replays those entries on a fresh (pooled) world: O(rows planted), where
 copying a whole post-setup world costs more than most setups (a finance world is 8.5 MB). The replay goes
-through the same tracking triggers, so the clone's change log, hash, diff and next ids are those of a fresh
+through the same change tracking, so the clone's change log, hash, diff and next ids are those of a fresh
 instantiation, and grades cannot tell the difference. Better still, a world an episode is done with is kept for
 the next episode of the same instance: what the episode did is undone (O(its changes)), the setup stays.
 
