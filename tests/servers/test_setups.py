@@ -142,6 +142,8 @@ async def test_an_episode_continued_after_a_shared_prefix_is_the_episode_played_
 def test_kept_worlds_taken_back_and_given_out_in_any_order_stay_counted() -> None:
     from tests.toy_env import environment as toy
 
+    # pooled worlds another test wrote an untracked table on (a TEMP one, say) never keep a setup: start without them
+    toy.fixture.shrink_pool(idle=-1.0)
     setups = SetupCache(toy, idle=2)
     manager = EpisodeManager(toy, history=0, setups=setups)
 
